@@ -1,0 +1,24 @@
+"""quotactor: resource quota tracking and enforcement for cluster schedulers.
+
+An embedded actor system with the semantics of Apache YuniKorn's User Group Manager: per-user
+and per-group usage in every queue of a hierarchy, and limits that refuse work which would
+break them.
+"""
+
+from quotactor.actors.messages import Decision
+from quotactor.core import InvalidRequest, Resource, UserGroup
+from quotactor.core.limits import Limit, LimitEntry, LimitTable
+from quotactor.core.queue_tracker import Refusal
+from quotactor.ugm import UserGroupManager
+
+__all__ = [
+    "Decision",
+    "InvalidRequest",
+    "Limit",
+    "LimitEntry",
+    "LimitTable",
+    "Refusal",
+    "Resource",
+    "UserGroup",
+    "UserGroupManager",
+]

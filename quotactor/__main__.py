@@ -1,0 +1,5 @@
+import sys
+
+from quotactor.cli import main
+
+sys.exit(main())

@@ -1,0 +1,184 @@
+"""Immutable messages between the facade, the manager and the trackers.
+
+Every message that expects an answer carries the future to answer on, so an answer can be given
+by whichever actor finishes the work (the manager routes and moves on; the user tracker answers
+the caller). Every tracker message carries the limit table it is to be judged under.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pykka
+
+from quotactor.core.identity import UserGroup
+from quotactor.core.limits import LimitTable
+from quotactor.core.resources import Resource
+
+Kind = Literal["user", "group"]
+
+# Facade -> manager
+
+
+@dataclass(frozen=True, slots=True)
+class Increase:
+    parts: tuple[str, ...]
+    app: str
+    usage: Resource
+    user: UserGroup
+    reply: pykka.Future[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Decrease:
+    parts: tuple[str, ...]
+    app: str
+    usage: Resource
+    user: UserGroup
+    remove_app: bool
+    reply: pykka.Future[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRead:
+    """Ask the manager for the futures of a headroom/can-run read (it never blocks itself)."""
+
+    parts: tuple[str, ...]
+    app: str
+    user: UserGroup
+    reply: pykka.Future[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PlanSnapshot:
+    """Ask for the snapshot futures of one tracker (`name`) or all of a kind (`name` None)."""
+
+    kind: Kind
+    name: str | None
+    reply: pykka.Future[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchTable:
+    table: LimitTable
+    reply: pykka.Future[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Shutdown:
+    reply: pykka.Future[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    reply: pykka.Future[Any]
+
+
+# Manager -> user tracker
+
+
+@dataclass(frozen=True, slots=True)
+class UserIncrease:
+    parts: tuple[str, ...]
+    app: str
+    usage: Resource
+    group: str | None
+    group_ref: pykka.ActorRef[Any] | None
+    table: LimitTable
+    reply: pykka.Future[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class UserDecrease:
+    parts: tuple[str, ...]
+    app: str
+    usage: Resource
+    remove_app: bool
+    group: str | None
+    group_ref: pykka.ActorRef[Any] | None
+    reply: pykka.Future[Any]
+
+
+# Manager -> any tracker
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPart:
+    """Headroom and can-run-app of one tracker's side of a decision."""
+
+    parts: tuple[str, ...]
+    app: str
+    table: LimitTable
+    reply: pykka.Future[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotPart:
+    table: LimitTable
+    reply: pykka.Future[Any]
+
+
+# User tracker -> group tracker (asked, so it carries no future of its own)
+
+
+@dataclass(frozen=True, slots=True)
+class GroupIncrease:
+    op: int
+    parts: tuple[str, ...]
+    app: str
+    usage: Resource
+    user: str
+    table: LimitTable
+
+
+@dataclass(frozen=True, slots=True)
+class GroupDecrease:
+    parts: tuple[str, ...]
+    app: str
+    usage: Resource
+    remove_app: bool
+
+
+@dataclass(frozen=True, slots=True)
+class GroupUndo:
+    """Take back an increase whose answer the user tracker stopped waiting for."""
+
+    op: int
+
+
+@dataclass(frozen=True, slots=True)
+class GroupStatus:
+    """The group tracker's answer: its verdict and its emptiness after `seq` operations."""
+
+    ok: bool
+    refusal: Any
+    seq: int
+    empty: bool
+
+
+# Trackers -> manager (told, never asked: trackers never wait on the manager)
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """An operation the manager routed has finished; carries emptiness for retirement."""
+
+    user: str
+    user_empty: bool
+    group: str | None
+    group_status: GroupStatus | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    headroom: dict[str, int] | None
+    can_run: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The answer to an increase: accepted, or the refusal that explains why not."""
+
+    ok: bool
+    refusal: Any = None

@@ -1,0 +1,107 @@
+"""The user tracker actor: one per user; the place where an increase is decided."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pykka
+
+from quotactor.actors._base import SafeActor, log
+from quotactor.actors.messages import (
+    Decision,
+    Done,
+    GroupDecrease,
+    GroupIncrease,
+    GroupStatus,
+    GroupUndo,
+    ReadPart,
+    ReadResult,
+    SnapshotPart,
+    UserDecrease,
+    UserIncrease,
+)
+from quotactor.core.tracker import UserTrackerState
+
+GROUP_TIMEOUT = 30.0
+"""Seconds a user tracker waits for its group; a group answers in microseconds unless wedged."""
+
+_ops = itertools.count(1)
+
+
+class UserTrackerActor(SafeActor):
+    """Decides increases for one user: check own path, then ask the group, then commit.
+
+    While it waits for the group it processes nothing else, so its own check stays true until
+    it commits; the group checks and applies in one handler. Hence both change or neither. It
+    waits only on a group tracker, which waits on nobody: no cycle of waits can form. When an
+    operation is finished it tells (never asks) the manager, with the emptiness the manager needs
+    to retire trackers safely.
+    """
+
+    def __init__(self, name: str, manager: pykka.ActorRef[Any]) -> None:
+        super().__init__()
+        self.state = UserTrackerState(name)
+        self.manager = manager
+        self.log = log.bind(user=name)
+
+    def handle(self, message: Any) -> Any:
+        if isinstance(message, UserIncrease):
+            self._finish(message.group, self._increase(message), message.reply)
+        elif isinstance(message, UserDecrease):
+            self._finish(message.group, (None, self._decrease(message)), message.reply)
+        elif isinstance(message, ReadPart):
+            message.reply.set(ReadResult(
+                self.state.headroom(message.table, message.parts),
+                self.state.can_run_app(message.table, message.parts, message.app),
+            ))
+        elif isinstance(message, SnapshotPart):
+            message.reply.set(self.state.snapshot(message.table))
+        else:
+            raise TypeError(f"unexpected message {type(message).__name__}")
+
+    def _finish(
+        self,
+        group: str | None,
+        outcome: tuple[Decision | None, GroupStatus | None],
+        reply: pykka.Future[Any],
+    ) -> None:
+        decision, status = outcome
+        self.manager.tell(Done(self.state.name, self.state.is_empty(), group, status))
+        reply.set(decision)
+
+    def _increase(self, msg: UserIncrease) -> tuple[Decision, GroupStatus | None]:
+        refusal = self.state.check_increase(msg.table, msg.parts, msg.app, msg.usage)
+        if refusal is not None:
+            self.log.info("increase_refused", app=msg.app, queue=".".join(msg.parts),
+                          reason=str(refusal))
+            return Decision(False, refusal), None
+        status: GroupStatus | None = None
+        if msg.group_ref is not None:
+            op = next(_ops)
+            request = GroupIncrease(op, msg.parts, msg.app, msg.usage, self.state.name, msg.table)
+            try:
+                status = msg.group_ref.ask(request, timeout=GROUP_TIMEOUT)
+            except pykka.Timeout:
+                msg.group_ref.tell(GroupUndo(op))
+                self.log.error("group_timeout", app=msg.app, group=msg.group)
+                return Decision(False, "group tracker did not answer in time"), None
+            if not status.ok:
+                self.log.info("increase_refused", app=msg.app, queue=".".join(msg.parts),
+                              reason=str(status.refusal))
+                return Decision(False, status.refusal), status
+        self.state.increase(msg.parts, msg.app, msg.usage, msg.group)
+        return Decision(True), status
+
+    def _decrease(self, msg: UserDecrease) -> GroupStatus | None:
+        linked, _ = self.state.group_of(msg.app)
+        if not self.state.decrease(msg.parts, msg.app, msg.usage, msg.remove_app):
+            self.log.warning("decrease_ignored", app=msg.app, queue=".".join(msg.parts),
+                             reason="unknown application" if not linked else "queue not tracked")
+            return None
+        if msg.group_ref is None:
+            return None
+        status: GroupStatus = msg.group_ref.ask(
+            GroupDecrease(msg.parts, msg.app, msg.usage, msg.remove_app), timeout=GROUP_TIMEOUT
+        )
+        return status

@@ -1,0 +1,43 @@
+"""The `quotactor` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from quotactor.logs import configure_logging
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from quotactor.demo import run_demo
+
+    json.dump(run_demo(), sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="quotactor",
+        description="Resource quota tracking and enforcement for cluster schedulers.",
+    )
+    parser.add_argument("--log-format", choices=("console", "json"), default="console")
+    parser.add_argument("--log-level", default="warning",
+                        choices=("debug", "info", "warning", "error"))
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="track a few users under limits and print the state")
+    demo.set_defaults(func=_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    configure_logging(args.log_format, args.log_level)
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,267 @@
+"""The hierarchical queue tracker: usage and running applications per queue node.
+
+Usage at a node is the aggregate of its whole subtree (an increase on `root.a.b` adds to `root`,
+`root.a` and `root.a.b`); the running applications of a node are those with usage anywhere below
+it. Children are created on demand and removed by the decrease that empties them.
+
+Limits are not stored here: the check takes a `limit_at(path)` lookup, so the same tree is
+judged under whichever limit table the operation carries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from quotactor.core.limits import Limit
+from quotactor.core.resources import EMPTY, Resource
+
+__all__ = ["QueueNode", "Refusal", "LimitLookup"]
+
+LimitLookup = Callable[[str], "Limit | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why an increase was refused: who, where, and which kind of limit."""
+
+    kind: Literal["user", "group"]
+    name: str
+    queue_path: str
+    limit: Literal["resources", "applications"]
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name} at {self.queue_path}: {self.detail}"
+
+
+class QueueNode:
+    """One node of a user's or group's queue tree."""
+
+    __slots__ = ("children", "path", "running", "usage")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.usage: Resource = EMPTY
+        self.running: set[str] = set()
+        self.children: dict[str, QueueNode] = {}
+
+    def is_empty(self) -> bool:
+        return not self.children and not self.running and not self.usage
+
+    def walk(self, parts: tuple[str, ...]) -> list[QueueNode] | None:
+        """Nodes from root to the end of `parts`, or None if a node is missing (creates nothing)."""
+        nodes = [self]
+        node = self
+        for name in parts[1:]:
+            child = node.children.get(name)
+            if child is None:
+                return None
+            nodes.append(child)
+            node = child
+        return nodes
+
+    def walk_existing(self, parts: tuple[str, ...]) -> list[QueueNode]:
+        """The nodes that exist along `parts`, root first, stopping at the first missing one."""
+        nodes = [self]
+        node = self
+        for name in parts[1:]:
+            child = node.children.get(name)
+            if child is None:
+                break
+            nodes.append(child)
+            node = child
+        return nodes
+
+    def check_increase(
+        self,
+        parts: tuple[str, ...],
+        paths: list[str],
+        app: str,
+        usage: Resource,
+        limit_at: LimitLookup,
+        kind: Literal["user", "group"],
+        name: str,
+    ) -> Refusal | None:
+        """The first limit (leaf to root) that this increase would break, or None.
+
+        `paths` lists the queue paths leaf first. Only names the increase adds are checked, and
+        a running application does not count again.
+        """
+        existing = self.walk_existing(parts)
+        depth = len(parts)
+        added = {n: q for n, q in usage.items() if q > 0}
+        for i, path in enumerate(paths):
+            limit = limit_at(path)
+            if limit is None:
+                continue
+            level = depth - 1 - i
+            node = existing[level] if level < len(existing) else None
+            if limit.max_applications:
+                running = node.running if node is not None else ()
+                if app not in running and len(running) + 1 > limit.max_applications:
+                    return Refusal(
+                        kind, name, path, "applications",
+                        f"{len(running)} running applications, maxApplications"
+                        f" {limit.max_applications}",
+                    )
+            if limit.max_resources and added:
+                current = node.usage if node is not None else EMPTY
+                for res, delta in added.items():
+                    cap = limit.max_resources.get(res)
+                    if cap is not None and current.get(res, 0) + delta > cap:
+                        return Refusal(
+                            kind, name, path, "resources",
+                            f"{res} usage {current.get(res, 0)} + {delta} above maxResources"
+                            f" {cap}",
+                        )
+        return None
+
+    def increase(self, parts: tuple[str, ...], app: str, usage: Resource) -> None:
+        """Add usage and mark the app running on every node of the path (creating nodes)."""
+        node = self
+        node.usage = node.usage + usage
+        node.running.add(app)
+        for name in parts[1:]:
+            child = node.children.get(name)
+            if child is None:
+                child = QueueNode(f"{node.path}.{name}")
+                node.children[name] = child
+            node = child
+            node.usage = node.usage + usage
+            node.running.add(app)
+
+    def decrease(self, parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool) -> bool:
+        """Subtract usage along the whole path; False (and no change) if the path is not tracked.
+
+        Emptied nodes are removed on the way back up; YuniKorn's partial decrease (ancestors
+        changed when a deeper node is missing) is deliberately not reproduced.
+        """
+        nodes = self.walk(parts)
+        if nodes is None:
+            return False
+        for node in nodes:
+            node.usage = node.usage - usage
+            if remove_app:
+                node.running.discard(app)
+        for i in range(len(nodes) - 1, 0, -1):
+            if nodes[i].is_empty():
+                del nodes[i - 1].children[parts[i]]
+        return True
+
+    def remove_app_everywhere(self, app: str) -> None:
+        """Forget a running application in this whole tree (its usage stays where it is)."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            node.running.discard(app)
+            stack.extend(node.children.values())
+        self.prune()
+
+    def prune(self) -> None:
+        """Remove every empty descendant node."""
+        for name, child in list(self.children.items()):
+            child.prune()
+            if child.is_empty():
+                del self.children[name]
+
+    def headroom(
+        self, parts: tuple[str, ...], paths: list[str], limit_at: LimitLookup
+    ) -> dict[str, int] | None:
+        """Component-wise min of limit minus usage over every limited level, None if none."""
+        existing = self.walk_existing(parts)
+        depth = len(parts)
+        result: dict[str, int] | None = None
+        for i, path in enumerate(paths):
+            limit = limit_at(path)
+            if limit is None or not limit.max_resources:
+                continue
+            level = depth - 1 - i
+            usage = existing[level].usage if level < len(existing) else EMPTY
+            room = {n: cap - usage.get(n, 0) for n, cap in limit.max_resources.items()}
+            if result is None:
+                result = room
+            else:
+                for n, q in room.items():
+                    if n not in result or q < result[n]:
+                        result[n] = q
+        return result
+
+    def can_run_app(
+        self, parts: tuple[str, ...], paths: list[str], app: str, limit_at: LimitLookup
+    ) -> bool:
+        """True when the app runs already or fits under every `maxApplications` on the path."""
+        existing = self.walk_existing(parts)
+        depth = len(parts)
+        for i, path in enumerate(paths):
+            limit = limit_at(path)
+            if limit is None or not limit.max_applications:
+                continue
+            level = depth - 1 - i
+            running = existing[level].running if level < len(existing) else ()
+            if app not in running and len(running) + 1 > limit.max_applications:
+                return False
+        return True
+
+    def render(self, limit_at: LimitLookup, extra_paths: Iterable[str] = ()) -> dict[str, Any]:
+        """The REST `ResourceUsageDAOInfo` of this tree, with limits from `limit_at`.
+
+        `extra_paths` adds nodes that carry a limit but no usage (a user the config names).
+        """
+        shown: dict[str, Any] = {}
+        self._render_into(shown, limit_at)
+        for path in extra_paths:
+            _ensure_rendered(shown, path, limit_at)
+        return _finish(shown)
+
+    def _render_into(self, out: dict[str, Any], limit_at: LimitLookup) -> None:
+        node = _node_dict(self.path, limit_at)
+        if self.usage:
+            node["resourceUsage"] = self.usage.to_dict()
+        if self.running:
+            node["runningApplications"] = sorted(self.running)
+        out[self.path] = node
+        for child in self.children.values():
+            child._render_into(node.setdefault("_children", {}), limit_at)
+
+
+def _node_dict(path: str, limit_at: LimitLookup) -> dict[str, Any]:
+    node: dict[str, Any] = {"queuePath": path}
+    limit = limit_at(path)
+    if limit is not None:
+        if limit.max_resources:
+            node["maxResources"] = dict(limit.max_resources)
+        if limit.max_applications:
+            node["maxApplications"] = limit.max_applications
+    return node
+
+
+def _ensure_rendered(shown: dict[str, Any], path: str, limit_at: LimitLookup) -> None:
+    parts = path.split(".")
+    level = shown
+    prefix = ""
+    for name in parts:
+        prefix = name if not prefix else f"{prefix}.{name}"
+        node = level.get(prefix)
+        if node is None:
+            node = _node_dict(prefix, limit_at)
+            level[prefix] = node
+        level = node.setdefault("_children", {})
+
+
+def _finish(shown: Mapping[str, Any]) -> dict[str, Any]:
+    """Turn the keyed tree into the REST shape: ordered keys, sorted children, no empties."""
+    (root,) = shown.values()
+    return _finish_node(root)
+
+
+def _finish_node(node: dict[str, Any]) -> dict[str, Any]:
+    children = node.pop("_children", {})
+    out: dict[str, Any] = {"queuePath": node["queuePath"]}
+    for key in ("resourceUsage", "runningApplications", "maxResources", "maxApplications"):
+        if key in node:
+            out[key] = node[key]
+    if children:
+        out["children"] = [_finish_node(children[k]) for k in sorted(children)]
+    return out

@@ -1,0 +1,233 @@
+"""Resource values and YuniKorn quantity parsing.
+
+A `Resource` is the currency of every quota model in quotactor: an immutable mapping from a
+resource name to an integer quantity in base units. Zero entries are pruned so that two values
+that mean the same thing compare (and hash) equal, and so that snapshots never show noise.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, TypeAlias
+
+__all__ = [
+    "Resource",
+    "ResourceLike",
+    "QuantityError",
+    "parse_quantity",
+    "parse_resource_map",
+]
+
+ResourceLike: TypeAlias = "Resource | Mapping[str, int]"
+
+_INT64_MAX = 2**63 - 1
+
+
+class QuantityError(ValueError):
+    """A quantity string or value that YuniKorn would not accept."""
+
+
+class Resource(Mapping[str, int]):
+    """Immutable `name -> int` mapping with per-name arithmetic; a missing name is 0.
+
+    Plain dicts are accepted wherever a `Resource` is; `Resource.of` converts them once at the
+    boundary so that the hot paths work on validated values only.
+    """
+
+    __slots__ = ("_hash", "_values")
+
+    _values: dict[str, int]
+    _hash: int | None
+
+    def __init__(self, values: Mapping[str, int] | Iterable[tuple[str, int]] | None = None):
+        items = values.items() if isinstance(values, Mapping) else (values or ())
+        clean: dict[str, int] = {}
+        for name, quantity in items:
+            if not isinstance(name, str) or not name:
+                raise QuantityError(f"resource name must be a non-empty string, got {name!r}")
+            if isinstance(quantity, bool) or not isinstance(quantity, int):
+                raise QuantityError(
+                    f"quantity of {name!r} must be an integer, got {type(quantity).__name__}"
+                    f" {quantity!r}"
+                )
+            if quantity:
+                clean[name] = int(quantity)
+        object.__setattr__(self, "_values", clean)
+        object.__setattr__(self, "_hash", None)
+
+    @classmethod
+    def _trusted(cls, values: dict[str, int]) -> Resource:
+        """Wrap an already pruned dict of ints without copying or checking it."""
+        res = object.__new__(cls)
+        object.__setattr__(res, "_values", values)
+        object.__setattr__(res, "_hash", None)
+        return res
+
+    @classmethod
+    def of(cls, value: ResourceLike | None) -> Resource:
+        """Return `value` as a `Resource` (None is the empty resource)."""
+        if isinstance(value, Resource):
+            return value
+        if value is None:
+            return EMPTY
+        if not isinstance(value, Mapping):
+            raise QuantityError(f"a resource must be a mapping, got {type(value).__name__}")
+        return cls(value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Resource is immutable")
+
+    def __getitem__(self, name: str) -> int:
+        return self._values[name]
+
+    def get(self, name: str, default: Any = 0) -> Any:  # type: ignore[override]
+        return self._values.get(name, default)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._values
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Resource):
+            return self._values == other._values
+        if isinstance(other, Mapping):
+            return self._values == {k: v for k, v in other.items() if v}
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            object.__setattr__(self, "_hash", hash(frozenset(self._values.items())))
+        return self._hash  # type: ignore[return-value]
+
+    def __repr__(self) -> str:
+        return f"Resource({dict(sorted(self._values.items()))!r})"
+
+    def __str__(self) -> str:
+        return "{" + ", ".join(f"{k}: {v}" for k, v in sorted(self._values.items())) + "}"
+
+    def __bool__(self) -> bool:
+        return bool(self._values)
+
+    def __add__(self, other: ResourceLike) -> Resource:
+        out = dict(self._values)
+        for name, quantity in other.items():
+            total = out.get(name, 0) + quantity
+            if total:
+                out[name] = total
+            else:
+                out.pop(name, None)
+        return Resource._trusted(out)
+
+    def __sub__(self, other: ResourceLike) -> Resource:
+        out = dict(self._values)
+        for name, quantity in other.items():
+            total = out.get(name, 0) - quantity
+            if total:
+                out[name] = total
+            else:
+                out.pop(name, None)
+        return Resource._trusted(out)
+
+    def __neg__(self) -> Resource:
+        return Resource._trusted({k: -v for k, v in self._values.items()})
+
+    def scaled(self, factor: int) -> Resource:
+        """Every quantity multiplied by an integer factor."""
+        return Resource._trusted({k: v * factor for k, v in self._values.items() if v * factor})
+
+    def to_dict(self) -> dict[str, int]:
+        """A plain, name-sorted dict copy (the REST JSON shape)."""
+        return dict(sorted(self._values.items()))
+
+    def is_empty(self) -> bool:
+        return not self._values
+
+    def has_negative(self) -> bool:
+        return any(v < 0 for v in self._values.values())
+
+    def fits_within(self, limit: ResourceLike) -> bool:
+        """True when no name that `limit` sets is exceeded; names absent from it are unlimited."""
+        for name, quantity in self._values.items():
+            if name in limit and quantity > limit[name]:
+                return False
+        return True
+
+    def exceeded_names(self, limit: ResourceLike) -> tuple[str, ...]:
+        """The sorted names on which `self` is above `limit` (absent from limit: unlimited)."""
+        return tuple(
+            sorted(n for n, q in self._values.items() if n in limit and q > limit[n])
+        )
+
+    def fits_within_strict(self, limit: ResourceLike) -> bool:
+        """True when every name of `self` is within `limit`, absent names of limit being 0."""
+        return all(q <= limit.get(n, 0) for n, q in self._values.items())
+
+    def restricted_to(self, names: Iterable[str]) -> Resource:
+        """Only the given names (a projection)."""
+        return Resource._trusted({n: self._values[n] for n in names if n in self._values})
+
+    def component_min(self, other: ResourceLike) -> Resource:
+        """Per-name minimum over the union of names (a missing name counts as 0)."""
+        names = set(self._values) | set(other)
+        return Resource._trusted(
+            {n: m for n in names if (m := min(self._values.get(n, 0), other.get(n, 0)))}
+        )
+
+    def component_max(self, other: ResourceLike) -> Resource:
+        """Per-name maximum over the union of names (a missing name counts as 0)."""
+        names = set(self._values) | set(other)
+        return Resource._trusted(
+            {n: m for n in names if (m := max(self._values.get(n, 0), other.get(n, 0)))}
+        )
+
+    def clamp_non_negative(self) -> Resource:
+        return Resource._trusted({k: v for k, v in self._values.items() if v > 0})
+
+
+EMPTY = Resource()
+
+_QUANTITY = re.compile(r"^([0-9]+)\s*([A-Za-z]*)$")
+_DECIMAL = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+VCORE = "vcore"
+
+
+def parse_quantity(name: str, text: object) -> int:
+    """Parse a YuniKorn config quantity for resource `name` into base units.
+
+    `vcore` is in millicores (`"1"` -> 1000, `"500m"` -> 500); every other name is an integer
+    with an optional decimal (`k M G T P E`) or binary (`Ki ... Ei`) suffix. Decimals, negative
+    values and values beyond int64 are rejected, as YuniKorn rejects them.
+    """
+    if isinstance(text, bool):
+        raise QuantityError(f"invalid quantity {text!r} for {name}")
+    if isinstance(text, int):
+        text = str(text)
+    if not isinstance(text, str):
+        raise QuantityError(f"invalid quantity {text!r} for {name}: not a string")
+    match = _QUANTITY.match(text.strip())
+    if match is None:
+        raise QuantityError(f"invalid quantity {text!r} for {name}")
+    digits, suffix = match.groups()
+    value = int(digits)
+    if name == VCORE and suffix == "m":
+        result = value
+    else:
+        multiplier = _DECIMAL.get(suffix) or _BINARY.get(suffix)
+        if multiplier is None:
+            raise QuantityError(f"invalid suffix {suffix!r} in quantity {text!r} for {name}")
+        result = value * multiplier * (1000 if name == VCORE else 1)
+    if result > _INT64_MAX:
+        raise QuantityError(f"invalid quantity {text!r} for {name}: overflow")
+    return result
+
+
+def parse_resource_map(values: Mapping[str, object]) -> Resource:
+    """Parse a YuniKorn `{name: quantity-string}` map into a `Resource`."""
+    return Resource({name: parse_quantity(name, text) for name, text in values.items()})

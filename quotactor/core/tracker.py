@@ -1,0 +1,160 @@
+"""User and group tracker state: one queue tree each, plus the application links.
+
+A user tracker remembers, per running application, the group the application counts for (or
+that it counts for no group): the link is set by the first increase that is applied and stays
+until the application is removed, so a later config change cannot move usage between groups.
+A group tracker remembers which user runs each of its applications.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from quotactor.core.limits import Limit, LimitTable
+from quotactor.core.queue_path import ROOT, ancestors
+from quotactor.core.queue_tracker import QueueNode, Refusal
+from quotactor.core.resources import Resource
+
+__all__ = ["UserTrackerState", "GroupTrackerState", "TrackerState"]
+
+
+class TrackerState:
+    """What user and group trackers share: a name, a queue tree, and its emptiness."""
+
+    __slots__ = ("name", "root")
+
+    kind: str = "tracker"
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.root = QueueNode(ROOT)
+
+    def is_empty(self) -> bool:
+        """No usage and no running application: the tracker can be retired."""
+        return self.root.is_empty()
+
+    def usage(self) -> Resource:
+        return self.root.usage
+
+    def limit_lookup(self, table: LimitTable) -> Any:
+        raise NotImplementedError
+
+    def check_increase(
+        self, table: LimitTable, parts: tuple[str, ...], app: str, usage: Resource
+    ) -> Refusal | None:
+        return self.root.check_increase(
+            parts, ancestors(parts), app, usage, self.limit_lookup(table), self.kind, self.name
+        )
+
+    def headroom(self, table: LimitTable, parts: tuple[str, ...]) -> dict[str, int] | None:
+        return self.root.headroom(parts, ancestors(parts), self.limit_lookup(table))
+
+    def can_run_app(self, table: LimitTable, parts: tuple[str, ...], app: str) -> bool:
+        return self.root.can_run_app(parts, ancestors(parts), app, self.limit_lookup(table))
+
+
+class UserTrackerState(TrackerState):
+    """A user's usage tree and the group link of each of its applications."""
+
+    __slots__ = ("app_groups",)
+
+    kind = "user"
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.app_groups: dict[str, str | None] = {}
+
+    def limit_lookup(self, table: LimitTable) -> Any:
+        name = self.name
+
+        def limit_at(path: str) -> Limit | None:
+            return table.user_limit(path, name)
+
+        return limit_at
+
+    def is_empty(self) -> bool:
+        return self.root.is_empty() and not self.app_groups
+
+    def group_of(self, app: str) -> tuple[bool, str | None]:
+        """(linked, group): whether the app has a link, and its group (None: no group)."""
+        if app in self.app_groups:
+            return True, self.app_groups[app]
+        return False, None
+
+    def increase(
+        self, parts: tuple[str, ...], app: str, usage: Resource, group: str | None
+    ) -> None:
+        self.app_groups.setdefault(app, group)
+        self.root.increase(parts, app, usage)
+
+    def decrease(self, parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool) -> bool:
+        """Apply a decrease for a known app on a tracked path; False (no change) otherwise."""
+        if app not in self.app_groups or not self.root.decrease(parts, app, usage, remove_app):
+            return False
+        if remove_app:
+            del self.app_groups[app]
+            self.root.remove_app_everywhere(app)
+        return True
+
+    def snapshot(self, table: LimitTable) -> dict[str, Any]:
+        out: dict[str, Any] = {"userName": self.name}
+        groups = {app: g for app, g in sorted(self.app_groups.items()) if g is not None}
+        if groups:
+            out["groups"] = groups
+        out["queues"] = self.root.render(
+            self.limit_lookup(table), table.user_limit_paths(self.name)
+        )
+        return out
+
+
+class GroupTrackerState(TrackerState):
+    """A group's usage tree and the user behind each of its applications."""
+
+    __slots__ = ("applications",)
+
+    kind = "group"
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.applications: dict[str, str] = {}
+
+    def limit_lookup(self, table: LimitTable) -> Any:
+        name = self.name
+
+        def limit_at(path: str) -> Limit | None:
+            return table.group_limit(path, name)
+
+        return limit_at
+
+    def is_empty(self) -> bool:
+        return self.root.is_empty() and not self.applications
+
+    def increase(self, parts: tuple[str, ...], app: str, usage: Resource, user: str) -> None:
+        self.applications.setdefault(app, user)
+        self.root.increase(parts, app, usage)
+
+    def decrease(self, parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool) -> bool:
+        """Apply a decrease for a known app on a tracked path; False (no change) otherwise."""
+        if app not in self.applications or not self.root.decrease(parts, app, usage, remove_app):
+            return False
+        if remove_app:
+            del self.applications[app]
+            self.root.remove_app_everywhere(app)
+        return True
+
+    def snapshot(self, table: LimitTable) -> dict[str, Any]:
+        out: dict[str, Any] = {"groupName": self.name}
+        if self.applications:
+            out["applications"] = sorted(self.applications)
+        out["queues"] = self.root.render(
+            self.limit_lookup(table), table.group_limit_paths(self.name)
+        )
+        return out
+
+
+def virtual_snapshot(kind: str, name: str, table: LimitTable) -> dict[str, Any]:
+    """The snapshot of a user or group that only the config names (no usage, no actor)."""
+    state: TrackerState = UserTrackerState(name) if kind == "user" else GroupTrackerState(name)
+    return state.snapshot(table)  # type: ignore[attr-defined, no-any-return]
+
+

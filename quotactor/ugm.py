@@ -1,0 +1,289 @@
+"""`UserGroupManager`: the blocking facade a scheduler calls, one per partition.
+
+Arguments are validated here, on the caller's thread, before any message is sent: a bad call
+raises `InvalidRequest` and the actors never see it. Every call waits (with a timeout) until
+its effect is visible to any later call from any thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any
+
+import pykka
+
+from quotactor.actors.config import ApplyConfig, ConfigActor
+from quotactor.actors.manager import ManagerActor, ReadPlan, SnapshotPlan
+from quotactor.actors.messages import (
+    Decision,
+    Decrease,
+    Increase,
+    Kind,
+    PlanRead,
+    PlanSnapshot,
+    ReadResult,
+    Shutdown,
+    Stats,
+)
+from quotactor.core.errors import InvalidRequest
+from quotactor.core.identity import UserGroup
+from quotactor.core.limits import EMPTY_TABLE, LimitTable
+from quotactor.core.queue_path import parse_queue_path
+from quotactor.core.resources import QuantityError, Resource
+from quotactor.core.tracker import GroupTrackerState, UserTrackerState
+
+__all__ = ["UserGroupManager"]
+
+DEFAULT_TIMEOUT = 30.0
+
+
+class UserGroupManager:
+    """Per-user and per-group usage tracking and limit enforcement for one partition."""
+
+    def __init__(self, partition: str = "default", timeout: float = DEFAULT_TIMEOUT) -> None:
+        if not isinstance(partition, str) or not partition:
+            raise InvalidRequest(f"partition must be a non-empty string, got {partition!r}")
+        self.partition = partition
+        self.timeout = timeout
+        self._manager: pykka.ActorRef[Any] | None = None
+        self._config: pykka.ActorRef[Any] | None = None
+        self._loaded: Any = None
+        self._table: LimitTable = EMPTY_TABLE
+        self._servers: list[Any] = []
+        self._lock = threading.Lock()
+
+    @classmethod
+    def start(
+        cls, config: Any = None, partition: str = "default", timeout: float = DEFAULT_TIMEOUT
+    ) -> UserGroupManager:
+        """Start the actor system, applying `config` first (`ConfigError` if it is invalid)."""
+        ugm = cls(partition, timeout)
+        ugm._manager = ManagerActor.start(partition)
+        ugm._config = ConfigActor.start(ugm._manager, partition)
+        try:
+            if config is not None:
+                ugm.update_config(config)
+        except BaseException:
+            ugm.stop()
+            raise
+        return ugm
+
+    def __enter__(self) -> UserGroupManager:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        return self._manager is not None
+
+    def stop(self) -> None:
+        """Stop every server and actor this manager started; safe to call twice."""
+        with self._lock:
+            manager, config = self._manager, self._config
+            self._manager = self._config = None
+            servers, self._servers = self._servers, []
+        for server in servers:
+            server.stop()
+        if config is not None:
+            config.stop(block=True, timeout=self.timeout)
+        if manager is not None:
+            done: pykka.Future[Any] = pykka.ThreadingFuture()
+            manager.tell(Shutdown(done))
+            done.get(timeout=self.timeout)
+            manager.stop(block=True, timeout=self.timeout)
+
+    # -- configuration ---------------------------------------------------------------
+
+    def update_config(self, config: Any) -> None:
+        """Validate `config` completely, then switch to its limits atomically.
+
+        Raises `ConfigError` and changes nothing when the config is invalid.
+        """
+        loaded, table = self._call(self._config_ref(), ApplyConfig, config)
+        with self._lock:
+            self._loaded, self._table = loaded, table
+
+    @property
+    def config(self) -> Any:
+        """The loaded config in force (None when only a limit table was given)."""
+        return self._loaded
+
+    @property
+    def limit_table(self) -> LimitTable:
+        return self._table
+
+    # -- tracking ---------------------------------------------------------------------
+
+    def increase_tracked_resource(
+        self, queue_path: str, application_id: str, usage: Resource | Mapping[str, int],
+        user: UserGroup,
+    ) -> bool:
+        """Add usage for the user and the app's group on every level, or refuse it whole."""
+        return self.decide_increase(queue_path, application_id, usage, user).ok
+
+    def decide_increase(
+        self, queue_path: str, application_id: str, usage: Resource | Mapping[str, int],
+        user: UserGroup,
+    ) -> Decision:
+        """Like `increase_tracked_resource`, with the refusal that explains a False."""
+        parts = parse_queue_path(queue_path)
+        _check_app(application_id)
+        res = _resource(usage)
+        _check_user(user)
+        decision: Decision = self._call(self._manager_ref(), Increase, parts, application_id,
+                                        res, user)
+        return decision
+
+    def decrease_tracked_resource(
+        self, queue_path: str, application_id: str, usage: Resource | Mapping[str, int],
+        user: UserGroup, remove_app: bool = False,
+    ) -> None:
+        """Take usage back (never refused); `remove_app` ends the application."""
+        parts = parse_queue_path(queue_path)
+        _check_app(application_id)
+        res = _resource(usage)
+        if res.has_negative():
+            raise InvalidRequest(f"a decrease cannot carry negative quantities: {res}")
+        _check_user(user)
+        self._call(self._manager_ref(), Decrease, parts, application_id, res, user,
+                   bool(remove_app))
+
+    # -- reads ------------------------------------------------------------------------
+
+    def _read(self, queue_path: str, application_id: str, user: UserGroup) -> tuple[
+        ReadResult, ReadResult | None
+    ]:
+        parts = parse_queue_path(queue_path)
+        _check_app(application_id)
+        _check_user(user)
+        plan: ReadPlan = self._call(self._manager_ref(), PlanRead, parts, application_id, user)
+        if plan.user_part is not None:
+            user_side: ReadResult = plan.user_part.get(timeout=self.timeout)
+        else:
+            state = UserTrackerState(user.user)
+            user_side = ReadResult(state.headroom(plan.table, parts),
+                                   state.can_run_app(plan.table, parts, application_id))
+        if plan.group is None:
+            return user_side, None
+        if plan.group_part is not None:
+            return user_side, plan.group_part.get(timeout=self.timeout)
+        group = GroupTrackerState(plan.group)
+        return user_side, ReadResult(group.headroom(plan.table, parts),
+                                     group.can_run_app(plan.table, parts, application_id))
+
+    def headroom(
+        self, queue_path: str, application_id: str, user: UserGroup
+    ) -> dict[str, int] | None:
+        """What the user may still add here: limit minus usage, the minimum over every limited
+        level of the user and the app's group; None when nothing limits them. A read."""
+        user_side, group_side = self._read(queue_path, application_id, user)
+        if group_side is None or group_side.headroom is None:
+            return user_side.headroom
+        if user_side.headroom is None:
+            return group_side.headroom
+        merged = dict(user_side.headroom)
+        for name, room in group_side.headroom.items():
+            if name not in merged or room < merged[name]:
+                merged[name] = room
+        return merged
+
+    def can_run_app(self, queue_path: str, application_id: str, user: UserGroup) -> bool:
+        """Whether the app runs already or a new one fits every maxApplications. A read."""
+        user_side, group_side = self._read(queue_path, application_id, user)
+        return user_side.can_run and (group_side is None or group_side.can_run)
+
+    def _snapshots(self, kind: Kind, name: str | None) -> list[dict[str, Any]]:
+        plan: SnapshotPlan = self._call(self._manager_ref(), PlanSnapshot, kind, name)
+        out = [future.get(timeout=self.timeout) for future in plan.parts]
+        for virtual in plan.virtual:
+            state = UserTrackerState(virtual) if kind == "user" else GroupTrackerState(virtual)
+            out.append(state.snapshot(plan.table))
+        key = "userName" if kind == "user" else "groupName"
+        return sorted(out, key=lambda s: s[key])
+
+    def users_usage(self) -> list[dict[str, Any]]:
+        """Every tracked user in the REST JSON shape, sorted by name."""
+        return self._snapshots("user", None)
+
+    def groups_usage(self) -> list[dict[str, Any]]:
+        """Every tracked group (including the shared `*` group) in the REST JSON shape."""
+        return self._snapshots("group", None)
+
+    def user_usage(self, name: str) -> dict[str, Any] | None:
+        found = self._snapshots("user", _check_name(name, "user"))
+        return found[0] if found else None
+
+    def group_usage(self, name: str) -> dict[str, Any] | None:
+        found = self._snapshots("group", _check_name(name, "group"))
+        return found[0] if found else None
+
+    def get_user_resources(self, user_name: str) -> Resource | None:
+        """The user's usage at root; None if not tracked, empty if tracked without usage."""
+        return _root_usage(self.user_usage(user_name))
+
+    def get_group_resources(self, group_name: str) -> Resource | None:
+        return _root_usage(self.group_usage(group_name))
+
+    def stats(self) -> dict[str, int]:
+        """Live trackers, retired trackers and operations in flight (for metrics and tests)."""
+        result: dict[str, int] = self._call(self._manager_ref(), Stats)
+        return result
+
+    # -- plumbing ---------------------------------------------------------------------
+
+    def _manager_ref(self) -> pykka.ActorRef[Any]:
+        ref = self._manager
+        if ref is None:
+            raise RuntimeError("the user group manager is not running")
+        return ref
+
+    def _config_ref(self) -> pykka.ActorRef[Any]:
+        ref = self._config
+        if ref is None:
+            raise RuntimeError("the user group manager is not running")
+        return ref
+
+    def _call(self, ref: pykka.ActorRef[Any], message_type: Any, *args: Any) -> Any:
+        future: pykka.Future[Any] = pykka.ThreadingFuture()
+        ref.tell(message_type(*args, future))
+        return future.get(timeout=self.timeout)
+
+
+def _resource(usage: Any) -> Resource:
+    try:
+        return Resource.of(usage)
+    except QuantityError as exc:
+        raise InvalidRequest(str(exc)) from exc
+
+
+def _check_app(application_id: object) -> None:
+    if not isinstance(application_id, str) or not application_id.strip():
+        raise InvalidRequest(
+            f"application id must be a non-empty string, got {application_id!r}"
+        )
+
+
+def _check_user(user: object) -> None:
+    if not isinstance(user, UserGroup):
+        raise InvalidRequest(f"user must be a UserGroup, got {type(user).__name__}")
+
+
+def _check_name(name: object, kind: str) -> str:
+    if not isinstance(name, str) or not name:
+        raise InvalidRequest(f"{kind} name must be a non-empty string, got {name!r}")
+    return name
+
+
+def _root_usage(snapshot: dict[str, Any] | None) -> Resource | None:
+    if snapshot is None:
+        return None
+    return Resource(snapshot["queues"].get("resourceUsage", {}))

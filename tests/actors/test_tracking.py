@@ -1,0 +1,175 @@
+"""Usage tracking through the actors (seed 000): creation, routing, links, cleanup."""
+
+from __future__ import annotations
+
+import pykka
+import pytest
+
+from quotactor import InvalidRequest, Resource, UserGroup
+from quotactor.core.limits import LimitEntry
+from quotactor.ugm import UserGroupManager
+
+GB = 10**9
+TESTER_AT_ROOT_TEST = {"root.test": [LimitEntry(groups=("tester",), max_applications=10)]}
+
+
+def test_the_seed_example_gives_the_documented_rest_json(start_ugm) -> None:
+    ugm = start_ugm(TESTER_AT_ROOT_TEST)
+    user1 = UserGroup("user1", ["tester"])
+    six = {"memory": 6 * GB, "vcore": 6000}
+    assert ugm.increase_tracked_resource("root.default", "app1", six, user1)
+    assert ugm.increase_tracked_resource("root.test", "app2", six, user1)
+    assert ugm.users_usage() == [{
+        "userName": "user1",
+        "groups": {"app2": "tester"},
+        "queues": {
+            "queuePath": "root",
+            "resourceUsage": {"memory": 12 * GB, "vcore": 12000},
+            "runningApplications": ["app1", "app2"],
+            "children": [
+                {"queuePath": "root.default", "resourceUsage": six,
+                 "runningApplications": ["app1"]},
+                {"queuePath": "root.test", "resourceUsage": six,
+                 "runningApplications": ["app2"]},
+            ],
+        },
+    }]
+    assert ugm.groups_usage() == [{
+        "groupName": "tester",
+        "applications": ["app2"],
+        "queues": {
+            "queuePath": "root",
+            "resourceUsage": six,
+            "runningApplications": ["app2"],
+            "children": [{"queuePath": "root.test", "resourceUsage": six,
+                          "runningApplications": ["app2"], "maxApplications": 10}],
+        },
+    }]
+    assert ugm.user_usage("user1") == ugm.users_usage()[0]
+    assert ugm.group_usage("tester") == ugm.groups_usage()[0]
+    assert ugm.get_user_resources("user1") == {"memory": 12 * GB, "vcore": 12000}
+    assert ugm.get_group_resources("tester") == six
+
+
+def test_trackers_are_created_on_first_use_and_retired_when_empty(ugm: UserGroupManager) -> None:
+    sue = UserGroup("sue", ["dev"])
+    assert ugm.get_user_resources("sue") is None
+    assert ugm.increase_tracked_resource("root.a.b", "app1", {"memory": 5}, sue)
+    assert ugm.stats()["users"] == 1
+    ugm.decrease_tracked_resource("root.a.b", "app1", {"memory": 5}, sue)
+    assert ugm.user_usage("sue") is not None, "a running app keeps the tracker alive"
+    ugm.decrease_tracked_resource("root.a.b", "app1", {}, sue, remove_app=True)
+    assert ugm.user_usage("sue") is None
+    assert ugm.stats() == {"users": 0, "groups": 0, "retired": 1, "inflight": 0}
+    assert ugm.increase_tracked_resource("root.a", "app2", {"memory": 1}, sue)
+    assert ugm.get_user_resources("sue") == {"memory": 1}
+
+
+def test_running_applications_are_counted_per_node_until_removed(ugm: UserGroupManager) -> None:
+    sue = UserGroup("sue")
+    ugm.increase_tracked_resource("root.a", "app1", {"m": 1}, sue)
+    ugm.increase_tracked_resource("root.b", "app2", {"m": 1}, sue)
+    ugm.increase_tracked_resource("root.b", "app2", {"m": 1}, sue)
+    queues = ugm.user_usage("sue")["queues"]
+    assert queues["runningApplications"] == ["app1", "app2"]
+    assert [c["runningApplications"] for c in queues["children"]] == [["app1"], ["app2"]]
+    ugm.decrease_tracked_resource("root.b", "app2", {"m": 2}, sue, remove_app=True)
+    queues = ugm.user_usage("sue")["queues"]
+    assert queues["runningApplications"] == ["app1"]
+    assert [c["queuePath"] for c in queues["children"]] == ["root.a"]
+
+
+def test_an_app_keeps_its_group_and_a_removed_app_resolves_again(start_ugm) -> None:
+    ugm = start_ugm({
+        "root.a": [LimitEntry(groups=("dev", "ops"), max_applications=5)],
+        "root": [LimitEntry(groups=("*",), max_applications=5)],
+    })
+    bob = UserGroup("bob", ["ops", "dev"])
+    stranger = UserGroup("zed", ["nobody"])
+    loner = UserGroup("amy")
+    ugm.increase_tracked_resource("root.a", "app1", {"m": 1}, bob)
+    ugm.increase_tracked_resource("root.x", "app2", {"m": 1}, bob)
+    ugm.increase_tracked_resource("root.a", "app3", {"m": 1}, stranger)
+    ugm.increase_tracked_resource("root.a", "app4", {"m": 1}, loner)
+    assert ugm.user_usage("bob")["groups"] == {"app1": "dev", "app2": "*"}
+    assert ugm.user_usage("zed")["groups"] == {"app3": "*"}
+    assert "groups" not in ugm.user_usage("amy")
+    assert ugm.group_usage("*")["applications"] == ["app2", "app3"]
+    assert ugm.get_group_resources("*") == {"m": 2}
+    assert ugm.get_group_resources("dev") == {"m": 1}
+
+
+def test_decreases_for_unknown_users_apps_or_paths_are_logged_and_change_nothing(
+    ugm: UserGroupManager,
+) -> None:
+    sue = UserGroup("sue", ["dev"])
+    ugm.decrease_tracked_resource("root.a", "app1", {"m": 1}, sue, remove_app=True)
+    assert ugm.users_usage() == []
+    ugm.increase_tracked_resource("root.a", "app1", {"m": 5}, sue)
+    before = ugm.users_usage()
+    ugm.decrease_tracked_resource("root.a", "ghost", {"m": 1}, sue, remove_app=True)
+    ugm.decrease_tracked_resource("root.zz", "app1", {"m": 1}, sue, remove_app=True)
+    ugm.decrease_tracked_resource("root.a", "app1", {"m": 1}, UserGroup("nobody"))
+    assert ugm.users_usage() == before
+    assert ugm.increase_tracked_resource("root.a", "app1", {"m": 1}, sue), "actors still alive"
+
+
+@pytest.mark.parametrize(
+    ("path", "app", "usage", "user"),
+    [
+        ("", "app", {"m": 1}, UserGroup("u")),
+        ("root..a", "app", {"m": 1}, UserGroup("u")),
+        ("queue.a", "app", {"m": 1}, UserGroup("u")),
+        ("root.a", "", {"m": 1}, UserGroup("u")),
+        ("root.a", None, {"m": 1}, UserGroup("u")),
+        ("root.a", "app", {"m": 1.5}, UserGroup("u")),
+        ("root.a", "app", {"m": "1"}, UserGroup("u")),
+        ("root.a", "app", [("m", 1)], UserGroup("u")),
+        ("root.a", "app", {"m": 1}, "u"),
+    ],
+)
+def test_invalid_arguments_raise_invalid_request_and_change_nothing(
+    ugm: UserGroupManager, path: object, app: object, usage: object, user: object
+) -> None:
+    with pytest.raises(InvalidRequest):
+        ugm.increase_tracked_resource(path, app, usage, user)  # type: ignore[arg-type]
+    with pytest.raises(InvalidRequest):
+        ugm.decrease_tracked_resource(path, app, usage, user)  # type: ignore[arg-type]
+    assert ugm.users_usage() == []
+    assert ugm.stats()["users"] == 0
+
+
+def test_a_decrease_cannot_carry_negative_quantities(ugm: UserGroupManager) -> None:
+    with pytest.raises(InvalidRequest):
+        ugm.decrease_tracked_resource("root", "a", {"m": -1}, UserGroup("u"))
+
+
+def test_an_increase_may_carry_a_negative_delta_for_an_in_place_resize(
+    ugm: UserGroupManager,
+) -> None:
+    u = UserGroup("u")
+    ugm.increase_tracked_resource("root.a", "app", {"m": 10}, u)
+    assert ugm.increase_tracked_resource("root.a", "app", {"m": -4}, u)
+    assert ugm.get_user_resources("u") == Resource({"m": 6})
+
+
+def test_calls_after_stop_fail_clearly_and_stop_is_idempotent() -> None:
+    ugm = UserGroupManager.start()
+    ugm.stop()
+    ugm.stop()
+    with pytest.raises(RuntimeError):
+        ugm.increase_tracked_resource("root", "a", {"m": 1}, UserGroup("u"))
+
+
+def test_the_context_manager_stops_every_actor() -> None:
+    def live_actors() -> int:
+        return sum(
+            1 for ref in pykka.ActorRegistry.get_all()
+            if ref.actor_class.__module__.startswith("quotactor.")
+        )
+
+    with UserGroupManager.start() as ugm:
+        for i in range(5):
+            ugm.increase_tracked_resource("root.q", f"a{i}", {"m": 1}, UserGroup(f"u{i}", ["g"]))
+        assert live_actors() > 0
+    assert live_actors() == 0

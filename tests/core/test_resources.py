@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import pytest
+
+from quotactor.core.resources import QuantityError, Resource, parse_quantity, parse_resource_map
+
+
+def test_zero_entries_are_pruned_so_equal_values_compare_equal() -> None:
+    assert Resource({"memory": 0, "vcore": 5}) == Resource({"vcore": 5})
+    assert hash(Resource({"a": 0})) == hash(Resource())
+    assert not Resource({"gpu": 0})
+
+
+def test_arithmetic_is_per_name_with_missing_names_as_zero() -> None:
+    a = Resource({"memory": 10, "vcore": 1000})
+    b = Resource({"memory": 4, "gpu": 1})
+    assert a + b == {"memory": 14, "vcore": 1000, "gpu": 1}
+    assert a - b == {"memory": 6, "vcore": 1000, "gpu": -1}
+    assert (a - a).is_empty()
+    assert -b == {"memory": -4, "gpu": -1}
+
+
+def test_resource_is_immutable() -> None:
+    r = Resource({"memory": 1})
+    with pytest.raises(AttributeError):
+        r._values = {}  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        r["memory"] = 3  # type: ignore[index]
+
+
+def test_non_integer_quantities_are_rejected() -> None:
+    for bad in (1.5, "3", None, True):
+        with pytest.raises(QuantityError):
+            Resource({"memory": bad})  # type: ignore[dict-item]
+    with pytest.raises(QuantityError):
+        Resource({"": 1})
+
+
+def test_fits_within_treats_names_absent_from_the_limit_as_unlimited() -> None:
+    usage = Resource({"memory": 10, "vcore": 5000})
+    assert usage.fits_within({"memory": 10})
+    assert not usage.fits_within({"memory": 9})
+    assert usage.fits_within({})
+    assert usage.exceeded_names({"memory": 9, "vcore": 1}) == ("memory", "vcore")
+    assert not usage.fits_within_strict({"memory": 10})
+
+
+def test_component_min_and_max_cover_the_union_of_names() -> None:
+    a = Resource({"x": 3, "y": 1})
+    b = Resource({"x": 1, "z": 2})
+    assert a.component_min(b) == {"x": 1}
+    assert a.component_max(b) == {"x": 3, "y": 1, "z": 2}
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "value"),
+    [
+        ("vcore", "1", 1000),
+        ("vcore", "500m", 500),
+        ("vcore", "2k", 2_000_000),
+        ("memory", "250G", 250_000_000_000),
+        ("memory", "10", 10),
+        ("memory", "1Gi", 2**30),
+        ("memory", " 4 Mi ", 4 * 2**20),
+        ("nvidia.com/gpu", 2, 2),
+        ("memory", "1E", 10**18),
+    ],
+)
+def test_yunikorn_quantities_parse_to_base_units(name: str, text: object, value: int) -> None:
+    assert parse_quantity(name, text) == value
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "reason"),
+    [
+        ("memory", "100m", "invalid suffix"),
+        ("memory", "1K", "invalid suffix"),
+        ("memory", "1ki", "invalid suffix"),
+        ("memory", "-1", "invalid quantity"),
+        ("memory", "1.5G", "invalid quantity"),
+        ("memory", "", "invalid quantity"),
+        ("memory", "10E", "overflow"),
+        ("vcore", True, "invalid quantity"),
+    ],
+)
+def test_bad_quantities_are_rejected_with_the_yunikorn_reason(
+    name: str, text: object, reason: str
+) -> None:
+    with pytest.raises(QuantityError, match=reason):
+        parse_quantity(name, text)
+
+
+def test_a_resource_map_from_config_parses_each_name() -> None:
+    assert parse_resource_map({"memory": "1Gi", "vcore": "500m"}) == {
+        "memory": 2**30, "vcore": 500,
+    }
