@@ -8,6 +8,7 @@ its effect is visible to any later call from any thread.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
@@ -33,6 +34,7 @@ from quotactor.core.limits import EMPTY_TABLE, LimitTable
 from quotactor.core.queue_path import parse_queue_path
 from quotactor.core.resources import QuantityError, Resource
 from quotactor.core.tracker import GroupTrackerState, UserTrackerState
+from quotactor.metrics import Metrics
 
 __all__ = ["UserGroupManager"]
 
@@ -53,6 +55,7 @@ class UserGroupManager:
         self._table: LimitTable = EMPTY_TABLE
         self._servers: list[Any] = []
         self._lock = threading.Lock()
+        self.metrics = Metrics(partition)
 
     @classmethod
     def start(
@@ -108,7 +111,12 @@ class UserGroupManager:
 
         Raises `ConfigError` and changes nothing when the config is invalid.
         """
-        loaded, table = self._call(self._config_ref(), ApplyConfig, config)
+        try:
+            loaded, table = self._call(self._config_ref(), ApplyConfig, config)
+        except ValueError:
+            self.metrics.record_reload(False)
+            raise
+        self.metrics.record_reload(True)
         with self._lock:
             self._loaded, self._table = loaded, table
 
@@ -139,8 +147,11 @@ class UserGroupManager:
         _check_app(application_id)
         res = _resource(usage)
         _check_user(user)
+        started = time.perf_counter()
         decision: Decision = self._call(self._manager_ref(), Increase, parts, application_id,
                                         res, user)
+        self.metrics.record_increase(None if decision.ok else decision.refusal,
+                                     time.perf_counter() - started)
         return decision
 
     def decrease_tracked_resource(
@@ -156,6 +167,7 @@ class UserGroupManager:
         _check_user(user)
         self._call(self._manager_ref(), Decrease, parts, application_id, res, user,
                    bool(remove_app))
+        self.metrics.decreases.inc()
 
     # -- reads ------------------------------------------------------------------------
 
@@ -237,6 +249,23 @@ class UserGroupManager:
         """Live trackers, retired trackers and operations in flight (for metrics and tests)."""
         result: dict[str, int] = self._call(self._manager_ref(), Stats)
         return result
+
+    def serve_rest(self, host: str = "127.0.0.1", port: int = 0, **options: Any) -> Any:
+        """Serve this manager's REST API from a background thread; stopped with the manager.
+
+        Returns the server (`.url` ends in `/ws/v1`; `.stop()`); `options` go to
+        `quotactor.rest.start_rest_server` (for example `admin_token`).
+        """
+        from quotactor.rest import start_rest_server
+
+        server = start_rest_server({self.partition: self}, host=host, port=port, **options)
+        with self._lock:
+            self._servers.append(server)
+        return server
+
+    def render_metrics(self) -> bytes:
+        """The Prometheus text exposition of this manager's private registry."""
+        return self.metrics.render(self.stats)
 
     # -- plumbing ---------------------------------------------------------------------
 
