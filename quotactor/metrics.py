@@ -50,7 +50,7 @@ class Metrics:
         self._partition = partition
         self._accepted = self.increases.labels(partition, "accepted", "")
 
-    def record_increase(self, refusal: Refusal | None | str, seconds: float) -> None:
+    def record_increase(self, refusal: Refusal | str | None, seconds: float) -> None:
         self.latency.observe(seconds)
         if refusal is None:
             self._accepted.inc()
