@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+import threading
 from pathlib import Path
 
 import pykka
@@ -14,11 +15,14 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
 
 def live_quotactor_actors() -> list[str]:
-    return [
+    """Actors of ours still registered, and pool threads of ours still running."""
+    actors = [
         ref.actor_class.__name__
         for ref in pykka.ActorRegistry.get_all()
         if ref.actor_class.__module__.startswith("quotactor.")
     ]
+    threads = [t.name for t in threading.enumerate() if t.name.startswith("quotactor-")]
+    return actors + threads
 
 
 @pytest.fixture

@@ -6,20 +6,18 @@ import sys
 from typing import Any
 
 import pykka
-import structlog
 
-log = structlog.get_logger("quotactor")
+from quotactor.logs import get_logger
+
+log = get_logger()
 
 
-class SafeActor(pykka.ThreadingActor):
-    """A pykka actor whose handler errors are logged and answered, never fatal.
+class SafeReceive:
+    """Handler errors are logged and answered, never fatal.
 
     pykka stops an actor whose `tell` handler raises; a tracker that died would silently drop
     usage. So each handler's exception goes to the message's reply future (if any) and the log.
-    Threads are daemons so that a host process can always exit.
     """
-
-    use_daemon_thread = True
 
     def on_receive(self, message: Any) -> Any:
         try:
@@ -34,3 +32,10 @@ class SafeActor(pykka.ThreadingActor):
 
     def handle(self, message: Any) -> Any:
         raise NotImplementedError
+
+
+class SafeActor(SafeReceive, pykka.ThreadingActor):
+    """A thread-per-actor pykka actor (manager, config) on a daemon thread, so that a host
+    process can always exit."""
+
+    use_daemon_thread = True

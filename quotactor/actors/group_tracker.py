@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from quotactor.actors._base import SafeActor, log
+from quotactor.actors._base import SafeReceive, log
+from quotactor.actors._pool import PooledActor, WorkerPool
 from quotactor.actors.messages import (
     GroupDecrease,
     GroupIncrease,
@@ -20,7 +21,7 @@ from quotactor.core.tracker import GroupTrackerState
 _UNDO_WINDOW = 4096
 
 
-class GroupTrackerActor(SafeActor):
+class GroupTrackerActor(SafeReceive, PooledActor):
     """Checks and applies group increases atomically; answers only user trackers and the manager.
 
     It never waits on anyone, so it can never be part of a cycle of waits. `seq` counts the
@@ -28,8 +29,8 @@ class GroupTrackerActor(SafeActor):
     answers about one group reach the manager through different user trackers, out of order.
     """
 
-    def __init__(self, name: str) -> None:
-        super().__init__()
+    def __init__(self, pool: WorkerPool, name: str) -> None:
+        super().__init__(pool)
         self.state = GroupTrackerState(name)
         self.seq = 0
         self._applied: OrderedDict[int, tuple[GroupIncrease, bool]] = OrderedDict()

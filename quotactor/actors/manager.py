@@ -21,6 +21,7 @@ from typing import Any
 import pykka
 
 from quotactor.actors._base import SafeActor, log
+from quotactor.actors._pool import WorkerPool
 from quotactor.actors.group_tracker import GroupTrackerActor
 from quotactor.actors.messages import (
     Decrease,
@@ -78,8 +79,16 @@ class ManagerClosed(RuntimeError):
 class ManagerActor(SafeActor):
     """Routes operations of one partition; owns tracker lifetimes and application group links."""
 
-    def __init__(self, partition: str, table: LimitTable = EMPTY_TABLE) -> None:
+    def __init__(
+        self,
+        partition: str,
+        table: LimitTable = EMPTY_TABLE,
+        user_threads: int = 8,
+        group_threads: int = 2,
+    ) -> None:
         super().__init__()
+        self.user_pool = WorkerPool("users", user_threads)
+        self.group_pool = WorkerPool("groups", group_threads)
         self.partition = partition
         self.table = table
         self.users: dict[str, _Slot] = {}
@@ -124,14 +133,14 @@ class ManagerActor(SafeActor):
     def _user_slot(self, name: str) -> _Slot:
         slot = self.users.get(name)
         if slot is None:
-            slot = _Slot(UserTrackerActor.start(name, self.actor_ref))
+            slot = _Slot(UserTrackerActor.start(self.user_pool, name, self.actor_ref))
             self.users[name] = slot
         return slot
 
     def _group_slot(self, name: str) -> _Slot:
         slot = self.groups.get(name)
         if slot is None:
-            slot = _Slot(GroupTrackerActor.start(name))
+            slot = _Slot(GroupTrackerActor.start(self.group_pool, name))
             self.groups[name] = slot
         return slot
 
@@ -253,4 +262,6 @@ class ManagerActor(SafeActor):
                 stop.get(timeout=STOP_TIMEOUT)
             slots.clear()
         self.links.clear()
+        self.user_pool.shutdown(STOP_TIMEOUT)
+        self.group_pool.shutdown(STOP_TIMEOUT)
         msg.reply.set(True)

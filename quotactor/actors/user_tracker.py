@@ -7,7 +7,8 @@ from typing import Any
 
 import pykka
 
-from quotactor.actors._base import SafeActor, log
+from quotactor.actors._base import SafeReceive, log
+from quotactor.actors._pool import PooledActor, WorkerPool
 from quotactor.actors.messages import (
     Decision,
     Done,
@@ -29,7 +30,7 @@ GROUP_TIMEOUT = 30.0
 _ops = itertools.count(1)
 
 
-class UserTrackerActor(SafeActor):
+class UserTrackerActor(SafeReceive, PooledActor):
     """Decides increases for one user: check own path, then ask the group, then commit.
 
     While it waits for the group it processes nothing else, so its own check stays true until
@@ -39,8 +40,8 @@ class UserTrackerActor(SafeActor):
     to retire trackers safely.
     """
 
-    def __init__(self, name: str, manager: pykka.ActorRef[Any]) -> None:
-        super().__init__()
+    def __init__(self, pool: WorkerPool, name: str, manager: pykka.ActorRef[Any]) -> None:
+        super().__init__(pool)
         self.state = UserTrackerState(name)
         self.manager = manager
         self.log = log.bind(user=name)

@@ -1,0 +1,115 @@
+"""Decision throughput and latency of the actor system against the one-lock baseline.
+
+Each caller thread runs increase + matching decrease pairs over 1k users, 100 groups and a queue
+tree of depth 4 with limits on several levels (some increases are refused). The baseline is the
+same semantics (`quotactor.core.reference`) in one process behind one lock: the practical limit.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from workload import Workload, make_workload, operations
+
+from quotactor.core.queue_path import parse_queue_path
+from quotactor.core.reference import ReferenceTracking
+from quotactor.core.resources import Resource
+from quotactor.ugm import UserGroupManager
+
+
+class LockedBaseline:
+    """The reference model behind one lock, with the facade's argument handling."""
+
+    def __init__(self, work: Workload) -> None:
+        self.model = ReferenceTracking(work.table)
+        self.lock = threading.Lock()
+
+    def increase_tracked_resource(self, queue: str, app: str, usage: Any, user: Any) -> bool:
+        parts, res = parse_queue_path(queue), Resource.of(usage)
+        with self.lock:
+            return self.model.increase(parts, app, res, user) is None
+
+    def decrease_tracked_resource(self, queue: str, app: str, usage: Any, user: Any,
+                                  remove_app: bool = False) -> None:
+        parts, res = parse_queue_path(queue), Resource.of(usage)
+        with self.lock:
+            self.model.decrease(parts, app, res, user, remove_app)
+
+
+def drive(target: Any, work: Workload, threads: int, pairs: int) -> dict[str, float]:
+    """Run `pairs` increase/decrease pairs per thread; return decisions/s and latencies (µs)."""
+    latencies: list[list[float]] = [[] for _ in range(threads)]
+    refused = [0] * threads
+    barrier = threading.Barrier(threads + 1)
+
+    def run(t: int) -> None:
+        ops = operations(work, pairs, seed=100 + t)
+        clock: Callable[[], float] = time.perf_counter
+        lat = latencies[t]
+        barrier.wait()
+        for queue, app, usage, user in ops:
+            start = clock()
+            ok = target.increase_tracked_resource(queue, app, usage, user)
+            lat.append(clock() - start)
+            if ok:
+                start = clock()
+                target.decrease_tracked_resource(queue, app, usage, user, remove_app=True)
+                lat.append(clock() - start)
+            else:
+                refused[t] += 1
+
+    workers = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
+    for w in workers:
+        w.start()
+    barrier.wait()
+    began = time.perf_counter()
+    for w in workers:
+        w.join()
+    elapsed = time.perf_counter() - began
+    flat = sorted(x for lat in latencies for x in lat)
+    return {
+        "calls_per_s": len(flat) / elapsed,
+        "decisions_per_s": threads * pairs / elapsed,
+        "p50_us": statistics.median(flat) * 1e6,
+        "p99_us": flat[int(len(flat) * 0.99)] * 1e6,
+        "refused_pct": 100.0 * sum(refused) / (threads * pairs),
+    }
+
+
+def run(quick: bool = False) -> list[dict[str, Any]]:
+    work = make_workload()
+    pairs = 500 if quick else 3000
+    rows = []
+    for threads in (1, 4, 8):
+        base = drive(LockedBaseline(work), work, threads, pairs)
+        with UserGroupManager.start(work.table) as ugm:
+            actors = drive(ugm, work, threads, pairs)
+        rows.append({"threads": threads, "actors": actors, "baseline": base})
+    return rows
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| callers | actors calls/s | p50 µs | p99 µs | baseline calls/s | base p50 µs |"
+        " base p99 µs | actors/baseline | refused % |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        a, b = row["actors"], row["baseline"]
+        lines.append(
+            f"| {row['threads']} | {a['calls_per_s']:,.0f} | {a['p50_us']:.0f} |"
+            f" {a['p99_us']:.0f} | {b['calls_per_s']:,.0f} | {b['p50_us']:.1f} |"
+            f" {b['p99_us']:.1f} | {a['calls_per_s'] / b['calls_per_s']:.3f} |"
+            f" {a['refused_pct']:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(table(run(quick="--quick" in sys.argv)))
