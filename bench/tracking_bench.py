@@ -15,6 +15,7 @@ from typing import Any
 
 from workload import Workload, make_workload, operations
 
+from quotactor import Decision, UsageDecrease, UsageIncrease
 from quotactor.core.queue_path import parse_queue_path
 from quotactor.core.reference import ReferenceTracking
 from quotactor.core.resources import Resource
@@ -23,6 +24,19 @@ from quotactor.ugm import UserGroupManager
 
 class LockedBaseline:
     """The reference model behind one lock, with the facade's argument handling."""
+
+    def apply_batch(self, changes: list[Any]) -> list[Any]:
+        parsed = [(c, parse_queue_path(c.queue_path), Resource.of(c.usage)) for c in changes]
+        out: list[Any] = []
+        with self.lock:
+            for c, parts, res in parsed:
+                if isinstance(c, UsageIncrease):
+                    refusal = self.model.increase(parts, c.application_id, res, c.user)
+                    out.append(Decision(refusal is None, refusal))
+                else:
+                    self.model.decrease(parts, c.application_id, res, c.user, c.remove_app)
+                    out.append(None)
+        return out
 
     def __init__(self, work: Workload) -> None:
         self.model = ReferenceTracking(work.table)
@@ -80,6 +94,65 @@ def drive(target: Any, work: Workload, threads: int, pairs: int) -> dict[str, fl
     }
 
 
+def drive_batches(target: Any, work: Workload, threads: int, batches: int,
+                  size: int = 100) -> dict[str, float]:
+    """Each thread sends `batches` batches of `size` increases, then their decreases."""
+    latencies: list[list[float]] = [[] for _ in range(threads)]
+    barrier = threading.Barrier(threads + 1)
+
+    def run(t: int) -> None:
+        ops = operations(work, batches * size, seed=200 + t)
+        lat = latencies[t]
+        barrier.wait()
+        for b in range(batches):
+            chunk = ops[b * size:(b + 1) * size]
+            start = time.perf_counter()
+            results = target.apply_batch([UsageIncrease(*op) for op in chunk])
+            lat.append(time.perf_counter() - start)
+            undo = [UsageDecrease(q, a, u, g, True)
+                    for (q, a, u, g), r in zip(chunk, results, strict=True) if r.ok]
+            start = time.perf_counter()
+            target.apply_batch(undo)
+            lat.append(time.perf_counter() - start)
+
+    workers = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
+    for w in workers:
+        w.start()
+    barrier.wait()
+    began = time.perf_counter()
+    for w in workers:
+        w.join()
+    elapsed = time.perf_counter() - began
+    flat = sorted(x for lat in latencies for x in lat)
+    return {
+        "decisions_per_s": threads * batches * size / elapsed,
+        "batch_p50_ms": statistics.median(flat) * 1e3,
+        "batch_p99_ms": flat[int(len(flat) * 0.99)] * 1e3,
+    }
+
+
+def run_batches(quick: bool = False) -> dict[str, Any]:
+    work = make_workload()
+    batches = 10 if quick else 40
+    base = drive_batches(LockedBaseline(work), work, 4, batches)
+    with UserGroupManager.start(work.table) as ugm:
+        actors = drive_batches(ugm, work, 4, batches)
+    return {"actors": actors, "baseline": base}
+
+
+def batch_table(result: dict[str, Any]) -> str:
+    a, b = result["actors"], result["baseline"]
+    return "\n".join([
+        "| batch API (4 callers, 100 items) | decisions/s | batch p50 ms | batch p99 ms |",
+        "|---|---:|---:|---:|",
+        f"| actors | {a['decisions_per_s']:,.0f} | {a['batch_p50_ms']:.1f} |"
+        f" {a['batch_p99_ms']:.1f} |",
+        f"| one-lock baseline | {b['decisions_per_s']:,.0f} | {b['batch_p50_ms']:.1f} |"
+        f" {b['batch_p99_ms']:.1f} |",
+        f"| actors / baseline | {a['decisions_per_s'] / b['decisions_per_s']:.3f} | | |",
+    ])
+
+
 def run(quick: bool = False) -> list[dict[str, Any]]:
     work = make_workload()
     pairs = 500 if quick else 3000
@@ -112,4 +185,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 if __name__ == "__main__":
     import sys
 
-    print(table(run(quick="--quick" in sys.argv)))
+    quick = "--quick" in sys.argv
+    print(table(run(quick)))
+    print()
+    print(batch_table(run_batches(quick)))

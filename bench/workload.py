@@ -25,7 +25,7 @@ def make_workload(n_users: int = 1000, n_groups: int = 100, seed: int = 1) -> Wo
         "root": [
             LimitEntry(users=("*",), max_resources={"memory": 64 * 2**30}, max_applications=40),
             LimitEntry(groups=tuple(groups[:10]), max_resources={"memory": 512 * 2**30}),
-            LimitEntry(groups=("*",), max_applications=5000),
+            LimitEntry(groups=("*",), max_applications=1_000_000),
         ],
     }
     for a in range(4):
@@ -37,7 +37,7 @@ def make_workload(n_users: int = 1000, n_groups: int = 100, seed: int = 1) -> Wo
             entries[f"root.d{a}.t{b}"] = [
                 LimitEntry(users=tuple(f"user{i}" for i in range(a * 40 + b * 10,
                                                                    a * 40 + b * 10 + 10)),
-                           max_resources={"memory": 16 * 2**30}, max_applications=8),
+                           max_resources={"memory": 8 * 2**30}, max_applications=8),
                 LimitEntry(users=("*",), max_resources={"memory": 32 * 2**30}),
             ]
     return Workload(users, leaves, LimitTable(entries))
@@ -48,7 +48,7 @@ def operations(work: Workload, count: int, seed: int) -> list[tuple[str, str, di
     """(queue, app, usage, user) increases; each is followed by its matching decrease."""
     rng = random.Random(seed)
     return [
-        (rng.choice(work.leaves), f"app-{seed}-{i % 97}",
+        (rng.choice(work.leaves), f"app-{seed}-{i}",
          {"memory": rng.randint(1, 12) * 2**30, "vcore": rng.randint(1, 8) * 1000},
          rng.choice(work.users))
         for i in range(count)

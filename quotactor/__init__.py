@@ -7,6 +7,7 @@ break them.
 
 from quotactor.actors.messages import Decision
 from quotactor.core import InvalidRequest, Resource, UserGroup
+from quotactor.core.changes import UsageDecrease, UsageIncrease
 from quotactor.core.limits import Limit, LimitEntry, LimitTable
 from quotactor.core.queue_tracker import Refusal
 from quotactor.ugm import UserGroupManager
@@ -19,6 +20,8 @@ __all__ = [
     "LimitTable",
     "Refusal",
     "Resource",
+    "UsageDecrease",
+    "UsageIncrease",
     "UserGroup",
     "UserGroupManager",
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -18,6 +18,7 @@ import pykka
 from quotactor.actors.config import ApplyConfig, ConfigActor
 from quotactor.actors.manager import ManagerActor, ReadPlan, SnapshotPlan
 from quotactor.actors.messages import (
+    Batch,
     Decision,
     Decrease,
     Increase,
@@ -28,6 +29,7 @@ from quotactor.actors.messages import (
     Shutdown,
     Stats,
 )
+from quotactor.core.changes import UsageDecrease, UsageIncrease
 from quotactor.core.errors import InvalidRequest
 from quotactor.core.identity import UserGroup
 from quotactor.core.limits import EMPTY_TABLE, LimitTable
@@ -168,6 +170,48 @@ class UserGroupManager:
         self._call(self._manager_ref(), Decrease, parts, application_id, res, user,
                    bool(remove_app))
         self.metrics.decreases.inc()
+
+    def apply_batch(
+        self, changes: Sequence[UsageIncrease | UsageDecrease]
+    ) -> list[Decision | None]:
+        """Apply many changes in one round trip; results in order (None for decreases).
+
+        Each item has the atomic semantics of the single call; the items of one user are
+        applied in the given order. Every item is validated first: one bad item raises
+        `InvalidRequest` and nothing is applied.
+        """
+        items: list[Increase | Decrease] = []
+        futures: list[pykka.Future[Any]] = []
+        for change in changes:
+            if not isinstance(change, UsageIncrease | UsageDecrease):
+                raise InvalidRequest(f"not a usage change: {change!r}")
+            parts = parse_queue_path(change.queue_path)
+            _check_app(change.application_id)
+            res = _resource(change.usage)
+            _check_user(change.user)
+            future: pykka.Future[Any] = pykka.ThreadingFuture()
+            futures.append(future)
+            if isinstance(change, UsageIncrease):
+                items.append(Increase(parts, change.application_id, res, change.user, future))
+            else:
+                if res.has_negative():
+                    raise InvalidRequest(f"a decrease cannot carry negative quantities: {res}")
+                items.append(Decrease(parts, change.application_id, res, change.user,
+                                      bool(change.remove_app), future))
+        if not items:
+            return []
+        started = time.perf_counter()
+        self._call(self._manager_ref(), Batch, tuple(items))
+        results: list[Decision | None] = [f.get(timeout=self.timeout) for f in futures]
+        per_item = (time.perf_counter() - started) / len(results)
+        decreases = 0
+        for result in results:
+            if result is None:
+                decreases += 1
+            else:
+                self.metrics.record_increase(None if result.ok else result.refusal, per_item)
+        self.metrics.decreases.inc(decreases)
+        return results
 
     # -- reads ------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from quotactor.actors._base import SafeActor, log
 from quotactor.actors._pool import WorkerPool
 from quotactor.actors.group_tracker import GroupTrackerActor
 from quotactor.actors.messages import (
+    Batch,
     Decrease,
     Done,
     Increase,
@@ -35,6 +36,7 @@ from quotactor.actors.messages import (
     SnapshotPart,
     Stats,
     SwitchTable,
+    UserBatch,
     UserDecrease,
     UserIncrease,
 )
@@ -109,6 +111,8 @@ class ManagerActor(SafeActor):
             self._increase(message)
         elif isinstance(message, Decrease):
             self._decrease(message)
+        elif isinstance(message, Batch):
+            self._batch(message)
         elif isinstance(message, PlanRead):
             self._plan_read(message)
         elif isinstance(message, PlanSnapshot):
@@ -145,6 +149,30 @@ class ManagerActor(SafeActor):
         return slot
 
     def _increase(self, msg: Increase) -> None:
+        slot, routed = self._route_increase(msg)
+        slot.ref.tell(routed)
+
+    def _decrease(self, msg: Decrease) -> None:
+        routed = self._route_decrease(msg)
+        if routed is not None:
+            routed[0].ref.tell(routed[1])
+
+    def _batch(self, msg: Batch) -> None:
+        """Route every item as if sent alone; each user gets its share in one message."""
+        shares: dict[str, tuple[_Slot, list[UserIncrease | UserDecrease]]] = {}
+        for item in msg.items:
+            routed = (
+                self._route_increase(item) if isinstance(item, Increase)
+                else self._route_decrease(item)
+            )
+            if routed is not None:
+                slot, user_msg = routed
+                shares.setdefault(item.user.user, (slot, []))[1].append(user_msg)
+        for slot, user_msgs in shares.values():
+            slot.ref.tell(UserBatch(tuple(user_msgs)))
+        msg.reply.set(None)
+
+    def _route_increase(self, msg: Increase) -> tuple[_Slot, UserIncrease]:
         name = msg.user.user
         user = self._user_slot(name)
         app_links = self.links.setdefault(name, {})
@@ -159,18 +187,18 @@ class ManagerActor(SafeActor):
             slot.inflight += 1
             group_ref = slot.ref
         user.inflight += 1
-        user.ref.tell(UserIncrease(
+        return user, UserIncrease(
             msg.parts, msg.app, msg.usage, group, group_ref, self.table, msg.reply
-        ))
+        )
 
-    def _decrease(self, msg: Decrease) -> None:
+    def _route_decrease(self, msg: Decrease) -> tuple[_Slot, UserDecrease] | None:
         name = msg.user.user
         user = self.users.get(name)
         if user is None:
             self.log.warning("decrease_ignored", user=name, app=msg.app,
                              queue=".".join(msg.parts), reason="unknown user")
             msg.reply.set(None)
-            return
+            return None
         app_links = self.links.get(name, {})
         group = app_links.get(msg.app)
         if msg.remove_app:
@@ -181,31 +209,29 @@ class ManagerActor(SafeActor):
         else:
             slot.inflight += 1
         user.inflight += 1
-        user.ref.tell(UserDecrease(
+        return user, UserDecrease(
             msg.parts, msg.app, msg.usage, msg.remove_app, group,
             None if slot is None else slot.ref, msg.reply,
-        ))
+        )
 
     def _done(self, msg: Done) -> None:
         user = self.users.get(msg.user)
         if user is None:  # only after shutdown cleared the slots
             return
-        user.inflight -= 1
+        user.inflight -= msg.ops
         user.empty = msg.user_empty
         if user.inflight == 0 and user.empty:
             self._retire("user", msg.user, self.users)
             self.links.pop(msg.user, None)
-        if msg.group is None:
-            return
-        group = self.groups.get(msg.group)
-        if group is None:
-            return
-        group.inflight -= 1
-        status = msg.group_status
-        if status is not None and status.seq > group.seq:
-            group.seq, group.empty = status.seq, status.empty
-        if group.inflight == 0 and group.empty:
-            self._retire("group", msg.group, self.groups)
+        for name, status in msg.groups:
+            group = self.groups.get(name)
+            if group is None:
+                continue
+            group.inflight -= 1
+            if status is not None and status.seq > group.seq:
+                group.seq, group.empty = status.seq, status.empty
+            if group.inflight == 0 and group.empty:
+                self._retire("group", name, self.groups)
 
     def _retire(self, kind: Kind, name: str, slots: dict[str, _Slot]) -> None:
         slot = slots.pop(name)

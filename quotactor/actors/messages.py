@@ -41,6 +41,15 @@ class Decrease:
 
 
 @dataclass(frozen=True, slots=True)
+class Batch:
+    """Many increases and decreases in one message; `items` are `Increase`/`Decrease` values
+    whose futures answer each item."""
+
+    items: tuple[Increase | Decrease, ...]
+    reply: pykka.Future[Any]
+
+
+@dataclass(frozen=True, slots=True)
 class PlanRead:
     """Ask the manager for the futures of a headroom/can-run read (it never blocks itself)."""
 
@@ -98,6 +107,13 @@ class UserDecrease:
     group: str | None
     group_ref: pykka.ActorRef[Any] | None
     reply: pykka.Future[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class UserBatch:
+    """A user's share of a batch, in the caller's order."""
+
+    items: tuple[UserIncrease | UserDecrease, ...]
 
 
 # Manager -> any tracker
@@ -162,12 +178,16 @@ class GroupStatus:
 
 @dataclass(frozen=True, slots=True)
 class Done:
-    """An operation the manager routed has finished; carries emptiness for retirement."""
+    """Operations the manager routed have finished; carries emptiness for retirement.
+
+    `groups` has one entry per finished operation that the manager counted for a group: the
+    group's name and its status (None when the user refused before asking the group).
+    """
 
     user: str
     user_empty: bool
-    group: str | None
-    group_status: GroupStatus | None
+    ops: int
+    groups: tuple[tuple[str, GroupStatus | None], ...]
 
 
 @dataclass(frozen=True, slots=True)

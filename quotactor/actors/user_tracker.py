@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import sys
 from typing import Any
 
 import pykka
@@ -19,6 +20,7 @@ from quotactor.actors.messages import (
     ReadPart,
     ReadResult,
     SnapshotPart,
+    UserBatch,
     UserDecrease,
     UserIncrease,
 )
@@ -47,10 +49,10 @@ class UserTrackerActor(SafeReceive, PooledActor):
         self.log = log.bind(user=name)
 
     def handle(self, message: Any) -> Any:
-        if isinstance(message, UserIncrease):
-            self._finish(message.group, self._increase(message), message.reply)
-        elif isinstance(message, UserDecrease):
-            self._finish(message.group, (None, self._decrease(message)), message.reply)
+        if isinstance(message, UserIncrease | UserDecrease):
+            self._run((message,))
+        elif isinstance(message, UserBatch):
+            self._run(message.items)
         elif isinstance(message, ReadPart):
             message.reply.set(ReadResult(
                 self.state.headroom(message.table, message.parts),
@@ -61,15 +63,23 @@ class UserTrackerActor(SafeReceive, PooledActor):
         else:
             raise TypeError(f"unexpected message {type(message).__name__}")
 
-    def _finish(
-        self,
-        group: str | None,
-        outcome: tuple[Decision | None, GroupStatus | None],
-        reply: pykka.Future[Any],
-    ) -> None:
-        decision, status = outcome
-        self.manager.tell(Done(self.state.name, self.state.is_empty(), group, status))
-        reply.set(decision)
+    def _run(self, items: tuple[UserIncrease | UserDecrease, ...]) -> None:
+        """Process items in order, answering each; then one `Done` for all of them."""
+        groups: list[tuple[str, GroupStatus | None]] = []
+        for item in items:
+            status: GroupStatus | None = None
+            try:
+                if isinstance(item, UserIncrease):
+                    decision, status = self._increase(item)
+                else:
+                    decision, status = None, self._decrease(item)
+                item.reply.set(decision)
+            except Exception:
+                self.log.exception("operation_failed", app=item.app)
+                item.reply.set_exception(sys.exc_info())
+            if item.group is not None:
+                groups.append((item.group, status))
+        self.manager.tell(Done(self.state.name, self.state.is_empty(), len(items), tuple(groups)))
 
     def _increase(self, msg: UserIncrease) -> tuple[Decision, GroupStatus | None]:
         refusal = self.state.check_increase(msg.table, msg.parts, msg.app, msg.usage)

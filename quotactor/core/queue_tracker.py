@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from quotactor.core.limits import Limit
-from quotactor.core.resources import EMPTY, Resource
+from quotactor.core.resources import Resource
 
 __all__ = ["QueueNode", "Refusal", "LimitLookup"]
 
@@ -43,7 +43,7 @@ class QueueNode:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.usage: Resource = EMPTY
+        self.usage: dict[str, int] = {}
         self.running: set[str] = set()
         self.children: dict[str, QueueNode] = {}
 
@@ -107,7 +107,7 @@ class QueueNode:
                         f" {limit.max_applications}",
                     )
             if limit.max_resources and added:
-                current = node.usage if node is not None else EMPTY
+                current = node.usage if node is not None else _NO_USAGE
                 for res, delta in added.items():
                     cap = limit.max_resources.get(res)
                     if cap is not None and current.get(res, 0) + delta > cap:
@@ -120,8 +120,9 @@ class QueueNode:
 
     def increase(self, parts: tuple[str, ...], app: str, usage: Resource) -> None:
         """Add usage and mark the app running on every node of the path (creating nodes)."""
+        delta = usage.items()
         node = self
-        node.usage = node.usage + usage
+        _add(node.usage, delta, 1)
         node.running.add(app)
         for name in parts[1:]:
             child = node.children.get(name)
@@ -129,7 +130,7 @@ class QueueNode:
                 child = QueueNode(f"{node.path}.{name}")
                 node.children[name] = child
             node = child
-            node.usage = node.usage + usage
+            _add(node.usage, delta, 1)
             node.running.add(app)
 
     def decrease(self, parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool) -> bool:
@@ -141,30 +142,20 @@ class QueueNode:
         nodes = self.walk(parts)
         if nodes is None:
             return False
+        delta = usage.items()
         for node in nodes:
-            node.usage = node.usage - usage
+            _add(node.usage, delta, -1)
             if remove_app:
                 node.running.discard(app)
-        for i in range(len(nodes) - 1, 0, -1):
-            if nodes[i].is_empty():
-                del nodes[i - 1].children[parts[i]]
+        _prune_path(nodes, parts)
         return True
 
-    def remove_app_everywhere(self, app: str) -> None:
-        """Forget a running application in this whole tree (its usage stays where it is)."""
-        stack = [self]
-        while stack:
-            node = stack.pop()
+    def remove_app(self, parts: tuple[str, ...], app: str) -> None:
+        """Forget a running application along one path (its usage stays where it is)."""
+        nodes = self.walk_existing(parts)
+        for node in nodes:
             node.running.discard(app)
-            stack.extend(node.children.values())
-        self.prune()
-
-    def prune(self) -> None:
-        """Remove every empty descendant node."""
-        for name, child in list(self.children.items()):
-            child.prune()
-            if child.is_empty():
-                del self.children[name]
+        _prune_path(nodes, parts)
 
     def headroom(
         self, parts: tuple[str, ...], paths: list[str], limit_at: LimitLookup
@@ -178,7 +169,7 @@ class QueueNode:
             if limit is None or not limit.max_resources:
                 continue
             level = depth - 1 - i
-            usage = existing[level].usage if level < len(existing) else EMPTY
+            usage = existing[level].usage if level < len(existing) else _NO_USAGE
             room = {n: cap - usage.get(n, 0) for n, cap in limit.max_resources.items()}
             if result is None:
                 result = room
@@ -218,12 +209,33 @@ class QueueNode:
     def _render_into(self, out: dict[str, Any], limit_at: LimitLookup) -> None:
         node = _node_dict(self.path, limit_at)
         if self.usage:
-            node["resourceUsage"] = self.usage.to_dict()
+            node["resourceUsage"] = dict(sorted(self.usage.items()))
         if self.running:
             node["runningApplications"] = sorted(self.running)
         out[self.path] = node
         for child in self.children.values():
             child._render_into(node.setdefault("_children", {}), limit_at)
+
+
+_NO_USAGE: Mapping[str, int] = {}
+
+
+def _add(usage: dict[str, int], delta: Iterable[tuple[str, int]], sign: int) -> None:
+    """Add `sign * delta` to a node's usage in place, pruning zeros (the hot path)."""
+    for name, quantity in delta:
+        total = usage.get(name, 0) + sign * quantity
+        if total:
+            usage[name] = total
+        else:
+            usage.pop(name, None)
+
+
+def _prune_path(nodes: list[QueueNode], parts: tuple[str, ...]) -> None:
+    """Detach emptied nodes along a path, deepest first."""
+    for i in range(len(nodes) - 1, 0, -1):
+        if not nodes[i].is_empty():
+            return
+        del nodes[i - 1].children[parts[i]]
 
 
 def _node_dict(path: str, limit_at: LimitLookup) -> dict[str, Any]:

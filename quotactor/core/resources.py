@@ -8,7 +8,7 @@ that mean the same thing compare (and hash) equal, and so that snapshots never s
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from typing import Any, TypeAlias
 
 __all__ = [
@@ -86,6 +86,15 @@ class Resource(Mapping[str, int]):
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._values)
+
+    def items(self) -> ItemsView[str, int]:  # type: ignore[override]
+        return self._values.items()
+
+    def keys(self) -> KeysView[str]:  # type: ignore[override]
+        return self._values.keys()
+
+    def values(self) -> ValuesView[int]:  # type: ignore[override]
+        return self._values.values()
 
     def __len__(self) -> int:
         return len(self._values)

@@ -34,7 +34,7 @@ class TrackerState:
         return self.root.is_empty()
 
     def usage(self) -> Resource:
-        return self.root.usage
+        return Resource(self.root.usage)
 
     def limit_lookup(self, table: LimitTable) -> Any:
         raise NotImplementedError
@@ -56,13 +56,14 @@ class TrackerState:
 class UserTrackerState(TrackerState):
     """A user's usage tree and the group link of each of its applications."""
 
-    __slots__ = ("app_groups",)
+    __slots__ = ("app_groups", "app_paths")
 
     kind = "user"
 
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self.app_groups: dict[str, str | None] = {}
+        self.app_paths: dict[str, set[tuple[str, ...]]] = {}
 
     def limit_lookup(self, table: LimitTable) -> Any:
         name = self.name
@@ -85,6 +86,7 @@ class UserTrackerState(TrackerState):
         self, parts: tuple[str, ...], app: str, usage: Resource, group: str | None
     ) -> None:
         self.app_groups.setdefault(app, group)
+        self.app_paths.setdefault(app, set()).add(parts)
         self.root.increase(parts, app, usage)
 
     def decrease(self, parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool) -> bool:
@@ -93,7 +95,8 @@ class UserTrackerState(TrackerState):
             return False
         if remove_app:
             del self.app_groups[app]
-            self.root.remove_app_everywhere(app)
+            for path in self.app_paths.pop(app):
+                self.root.remove_app(path, app)
         return True
 
     def snapshot(self, table: LimitTable) -> dict[str, Any]:
@@ -110,13 +113,14 @@ class UserTrackerState(TrackerState):
 class GroupTrackerState(TrackerState):
     """A group's usage tree and the user behind each of its applications."""
 
-    __slots__ = ("applications",)
+    __slots__ = ("app_paths", "applications")
 
     kind = "group"
 
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self.applications: dict[str, str] = {}
+        self.app_paths: dict[str, set[tuple[str, ...]]] = {}
 
     def limit_lookup(self, table: LimitTable) -> Any:
         name = self.name
@@ -131,6 +135,7 @@ class GroupTrackerState(TrackerState):
 
     def increase(self, parts: tuple[str, ...], app: str, usage: Resource, user: str) -> None:
         self.applications.setdefault(app, user)
+        self.app_paths.setdefault(app, set()).add(parts)
         self.root.increase(parts, app, usage)
 
     def decrease(self, parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool) -> bool:
@@ -139,7 +144,8 @@ class GroupTrackerState(TrackerState):
             return False
         if remove_app:
             del self.applications[app]
-            self.root.remove_app_everywhere(app)
+            for path in self.app_paths.pop(app):
+                self.root.remove_app(path, app)
         return True
 
     def snapshot(self, table: LimitTable) -> dict[str, Any]:
