@@ -28,6 +28,7 @@ partitions:
               - limit: sue
                 users: [sue]
                 maxresources: {memory: 16Gi}
+                maxapplications: 2
 """
 
 
