@@ -6,6 +6,7 @@ break them.
 """
 
 from quotactor.actors.messages import Decision
+from quotactor.config import ConfigError, load_config
 from quotactor.core import InvalidRequest, Resource, UserGroup
 from quotactor.core.changes import UsageDecrease, UsageIncrease
 from quotactor.core.limits import Limit, LimitEntry, LimitTable
@@ -13,6 +14,7 @@ from quotactor.core.queue_tracker import Refusal
 from quotactor.ugm import UserGroupManager
 
 __all__ = [
+    "ConfigError",
     "Decision",
     "InvalidRequest",
     "Limit",
@@ -24,4 +26,5 @@ __all__ = [
     "UsageIncrease",
     "UserGroup",
     "UserGroupManager",
+    "load_config",
 ]

@@ -7,6 +7,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from quotactor.config import cli as config_cli
 from quotactor.logs import configure_logging
 
 
@@ -29,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="track a few users under limits and print the state")
     demo.set_defaults(func=_demo)
+    config_cli.add_parser(sub)
     return parser
 
 

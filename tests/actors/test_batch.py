@@ -26,8 +26,8 @@ USERS = [UserGroup("u0", ["g0"]), UserGroup("u1", ["g1", "g0"]), UserGroup("u2")
 
 change = st.builds(
     lambda inc, q, app, user, m, rm: (
-        UsageIncrease(q, app, {"m": m}, user) if inc
-        else UsageDecrease(q, app, {"m": m}, user, rm)
+        UsageIncrease(q, f"{user.user}-{app}", {"m": m}, user) if inc
+        else UsageDecrease(q, f"{user.user}-{app}", {"m": m}, user, rm)
     ),
     st.booleans(), st.sampled_from(["root.a", "root.b", "root"]),
     st.sampled_from(["a1", "a2", "a3"]), st.sampled_from(USERS), st.integers(0, 6),
@@ -38,6 +38,8 @@ change = st.builds(
 @settings(max_examples=40, deadline=None)
 @given(st.lists(change, max_size=40))
 def test_a_batch_gives_the_answers_of_the_same_calls_made_one_by_one(changes) -> None:
+    """Application ids are unique per user here, as in a partition: items of different users
+    may then interleave in any order without changing the outcome."""
     ref = ReferenceTracking(USER_LIMITS)
     want = []
     for c in changes:

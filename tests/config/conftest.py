@@ -1,0 +1,27 @@
+"""Helpers for the config tests: the shared fixture corpus and a way to see every problem."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from quotactor.config import ConfigError, load_config
+
+SHARED_FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+
+
+def problems_of(text: str) -> list[ConfigError]:
+    """Every problem `load_config` reports for `text` (empty when it loads)."""
+    try:
+        load_config(textwrap.dedent(text))
+    except ConfigError as exc:
+        return exc.errors
+    return []
+
+
+@pytest.fixture
+def problems() -> Callable[[str], list[ConfigError]]:
+    return problems_of
