@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from quotactor.config import cli as config_cli
 from quotactor.logs import configure_logging
+from quotactor.quotatree import cli as quotatree_cli
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -31,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="track a few users under limits and print the state")
     demo.set_defaults(func=_demo)
     config_cli.add_parser(sub)
+    quotatree_cli.add_parser(sub)
     return parser
 
 

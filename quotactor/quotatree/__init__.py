@@ -1,0 +1,42 @@
+"""MCAD-style hierarchical quota trees and forests (seed 004).
+
+A quota tree groups consumers (jobs) in leaf nodes; each node has a quota and is hard (nothing
+passes above it) or soft (consumers may borrow from its parent). A consumer is charged at the
+lowest node on its group's path that can take it, sliding lower-priority consumers up and
+preempting borrowers at the root; departures slide consumers back down. A forest allocates one
+consumer on several trees together, or on none.
+
+`QuotaManager` is MCAD's quota manager in snake_case (single-threaded); `SharedQuotaManager`
+serves one from a pykka actor so that concurrent callers need no locks.
+"""
+
+from quotactor.quotatree._actor import (
+    QuotaManagerActor,
+    RemoteTreeCache,
+    SharedQuotaManager,
+    TrialOutcome,
+)
+from quotactor.quotatree._cache import TreeCache, TreeCacheCreateResponse
+from quotactor.quotatree._consumer_info import ConsumerInfo, ConsumerTreeSpec
+from quotactor.quotatree._errors import QuotaTreeError
+from quotactor.quotatree._manager import QuotaManager, UpdateAllResult
+from quotactor.quotatree._mode import Mode
+from quotactor.quotatree._response import AllocationResponse
+from quotactor.quotatree._spec import NodeSpec
+
+__all__ = [
+    "AllocationResponse",
+    "ConsumerInfo",
+    "ConsumerTreeSpec",
+    "Mode",
+    "NodeSpec",
+    "QuotaManager",
+    "QuotaManagerActor",
+    "QuotaTreeError",
+    "RemoteTreeCache",
+    "SharedQuotaManager",
+    "TreeCache",
+    "TreeCacheCreateResponse",
+    "TrialOutcome",
+    "UpdateAllResult",
+]
