@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from quotactor.config import cli as config_cli
+from quotactor.elastic import cli as elastic_cli
 from quotactor.logs import configure_logging
 from quotactor.quotatree import cli as quotatree_cli
 
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=_demo)
     config_cli.add_parser(sub)
     quotatree_cli.add_parser(sub)
+    elastic_cli.add_parser(sub)
     return parser
 
 
