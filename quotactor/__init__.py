@@ -11,6 +11,7 @@ from quotactor.core import InvalidRequest, Resource, UserGroup
 from quotactor.core.changes import UsageDecrease, UsageIncrease
 from quotactor.core.limits import Limit, LimitEntry, LimitTable
 from quotactor.core.queue_tracker import Refusal
+from quotactor.scheduler import Scheduler
 from quotactor.ugm import UserGroupManager
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "LimitTable",
     "Refusal",
     "Resource",
+    "Scheduler",
     "UsageDecrease",
     "UsageIncrease",
     "UserGroup",

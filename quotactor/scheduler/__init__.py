@@ -1,0 +1,69 @@
+"""The scheduler around the user group managers: partitions, queues, applications, nodes.
+
+```python
+from quotactor import UserGroup
+from quotactor.scheduler import Ask, Scheduler, VirtualClock
+
+clock = VirtualClock()
+with Scheduler.start(config_yaml, clock=clock) as scheduler:
+    scheduler.add_node("n1", {"vcore": 8000, "memory": 32 << 30})
+    scheduler.submit("app-1", UserGroup("sue", ["dev"]), queue="root.dev",
+                     asks=[Ask("a1", {"vcore": 1000})])
+    scheduler.schedule()
+```
+"""
+
+from quotactor.scheduler.allocation import Allocation
+from quotactor.scheduler.ask import Ask
+from quotactor.scheduler.clock import Clock, SystemClock, VirtualClock
+from quotactor.scheduler.events import Event
+from quotactor.scheduler.gang import Gang, GangStyle, PlaceholderData, TaskGroup
+from quotactor.scheduler.info import ApplicationInfo, QueueInfo
+from quotactor.scheduler.options import SchedulerOptions, Timeouts
+from quotactor.scheduler.reasons import Wait
+from quotactor.scheduler.recovery import (
+    PartitionFeed,
+    RecoveredApplication,
+    RecoveredNode,
+    RecoveryFeed,
+)
+from quotactor.scheduler.scheduler import Scheduler
+from quotactor.scheduler.spec import (
+    FilterSpec,
+    PartitionSpec,
+    QueueSpec,
+    RuleSpec,
+    TemplateSpec,
+)
+from quotactor.scheduler.states import ApplicationState, InvalidTransition, Trigger
+
+__all__ = [
+    "Allocation",
+    "ApplicationInfo",
+    "ApplicationState",
+    "Ask",
+    "Clock",
+    "Event",
+    "FilterSpec",
+    "Gang",
+    "GangStyle",
+    "InvalidTransition",
+    "PartitionFeed",
+    "PartitionSpec",
+    "PlaceholderData",
+    "QueueInfo",
+    "QueueSpec",
+    "RecoveredApplication",
+    "RecoveredNode",
+    "RecoveryFeed",
+    "RuleSpec",
+    "Scheduler",
+    "SchedulerOptions",
+    "SystemClock",
+    "TaskGroup",
+    "TemplateSpec",
+    "Timeouts",
+    "Trigger",
+    "VirtualClock",
+    "Wait",
+]

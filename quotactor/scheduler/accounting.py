@@ -1,0 +1,150 @@
+"""Where usage moves: the user group manager first, then the queue hierarchy (seed 000).
+
+Increases follow the seed's order exactly: the user's and group's usage is increased (atomic
+in quotactor: refused whole or applied whole), then the queue hierarchy is checked and
+updated; if a queue refuses, the user and group increase is rolled back. An application starts
+counting as running with its first increase and stops with the decrease that leaves it with
+nothing allocated and nothing pending (`remove_app=True`); queues count running
+applications the same way, so queue and tracker never disagree on what runs.
+
+Accounting also keeps the counters that say when a refused ask may fit again: a release by a
+user, by a member of a group, anywhere in the partition, or on the nodes. An ask refused
+under a counter's value is not asked about again until that counter moves, which keeps the
+number of actor round trips per cycle proportional to what changed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from quotactor.core.identity import WILDCARD
+from quotactor.core.resources import Resource
+from quotactor.scheduler.application import Application, BlockToken
+from quotactor.scheduler.node import NodeSet
+from quotactor.scheduler.queue import Queue
+from quotactor.scheduler.reasons import Wait
+
+if TYPE_CHECKING:
+    from quotactor.ugm import UserGroupManager
+
+__all__ = ["Accounting", "queue_apps_wait", "queue_max_wait"]
+
+_EMPTY = Resource()
+
+
+class Accounting:
+    """Charges and refunds an application's usage against its user, group and queues."""
+
+    def __init__(self, ugm: UserGroupManager, nodes: NodeSet) -> None:
+        self.ugm = ugm
+        self.nodes = nodes
+        self.calls = 0
+        self.releases = 0
+        self._by_user: defaultdict[str, int] = defaultdict(int)
+        self._by_group: defaultdict[str, int] = defaultdict(int)
+
+    def charge(self, app: Application, resource: Resource, *, enforce: bool = True) -> Wait | None:
+        """Add `resource` to the app's user and group, then to its queues; a Wait if refused.
+
+        With `enforce=False` (recovery) queue limits are not checked: the work already runs.
+        """
+        queue = app.queue
+        assert queue is not None, "only a placed application can hold resources"
+        newly = not app.tracked
+        self.calls += 1
+        decision = self.ugm.decide_increase(app.queue_path, app.application_id, resource,
+                                            app.user)
+        if not decision.ok:
+            if not enforce:
+                raise RuntimeError(f"recovery increase refused: {decision.refusal}")
+            return Wait.from_refusal(decision.refusal, "")
+        if enforce:
+            wait = _queue_refusal(app, resource, newly)
+            if wait is not None:
+                self.calls += 1
+                self.ugm.decrease_tracked_resource(app.queue_path, app.application_id, resource,
+                                                   app.user, remove_app=newly)
+                return wait
+        queue.add_allocated(resource)
+        if newly:
+            queue.start_app(app.application_id)
+            app.tracked = True
+        return None
+
+    def refund(self, app: Application, resource: Resource, remove_app: bool) -> None:
+        """Take `resource` back from user, group and queues; `remove_app` ends the app there."""
+        queue = app.queue
+        assert queue is not None, "only a placed application can hold resources"
+        if resource or (remove_app and app.tracked):
+            self.calls += 1
+            self.ugm.decrease_tracked_resource(app.queue_path, app.application_id, resource,
+                                               app.user, remove_app=remove_app)
+        if resource:
+            queue.add_allocated(-resource)
+        if remove_app and app.tracked:
+            queue.end_app(app.application_id)
+            app.tracked = False
+        self._released(app)
+
+    def untrack(self, app: Application) -> None:
+        """End an application that counts as running but holds nothing (its asks went away)."""
+        if app.tracked and app.idle:
+            self.refund(app, _EMPTY, remove_app=True)
+
+    def _released(self, app: Application) -> None:
+        self.releases += 1
+        self._by_user[app.user.user] += 1
+        for group in app.user.groups:
+            self._by_group[group] += 1
+
+    # -- when to ask again ---------------------------------------------------------------
+
+    def token(self, wait: Wait) -> BlockToken:
+        """The counter whose next move may lift `wait`, with its current value."""
+        if wait.kind == "user":
+            return ("user", wait.name, self._by_user[wait.name])
+        if wait.kind == "group" and wait.name != WILDCARD:
+            return ("group", wait.name, self._by_group[wait.name])
+        if wait.kind == "node":
+            return ("node", "", self.nodes.epoch)
+        return ("any", "", self.releases)
+
+    def still_blocked(self, token: BlockToken) -> bool:
+        source, key, value = token
+        if source == "user":
+            return self._by_user[key] == value
+        if source == "group":
+            return self._by_group[key] == value
+        if source == "node":
+            return self.nodes.epoch == value
+        return self.releases == value
+
+
+def _queue_refusal(app: Application, resource: Resource, newly: bool) -> Wait | None:
+    queue = app.queue
+    assert queue is not None
+    if newly:
+        full = queue.full_of_apps(app.application_id)
+        if full is not None:
+            return queue_apps_wait(full)
+    over = queue.over_max(resource)
+    return None if over is None else queue_max_wait(over, resource)
+
+
+def queue_apps_wait(queue: Queue) -> Wait:
+    """The Wait for a new application that `queue`'s `maxapplications` cannot take."""
+    return Wait("queue", queue.path, queue.path, "applications",
+                f"{len(queue.running)} running applications, maxapplications"
+                f" {queue.max_applications}")
+
+
+def queue_max_wait(queue: Queue, resource: Resource) -> Wait:
+    """The Wait for an ask that `queue`'s `resources.max` cannot take."""
+    limit = queue.max_resources or _EMPTY
+    names = (queue.allocated + resource).exceeded_names(limit)
+    detail = ", ".join(
+        f"{n} allocated {queue.allocated.get(n, 0)} + {resource.get(n, 0)} above max {limit[n]}"
+        for n in names
+    )
+    return Wait("queue", queue.path, queue.path, "resources", detail)

@@ -1,0 +1,34 @@
+"""Allocations: an ask placed on a node, as a value."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from quotactor.core.resources import Resource
+
+__all__ = ["Allocation"]
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    """Resources held on one node for one application, under the key of the ask it satisfied.
+
+    Values never change: an in-place resize or a placeholder replacement produces a new value,
+    so a snapshot handed out earlier stays true to the moment it was taken.
+    """
+
+    key: str
+    application_id: str
+    partition: str
+    node_id: str
+    resource: Resource
+    priority: int = 0
+    placeholder: bool = False
+    task_group: str = ""
+    requested_at: float = 0.0
+    allocated_at: float = 0.0
+    placeholder_used: bool = False
+
+    def resized(self, resource: Resource) -> Allocation:
+        return dataclasses.replace(self, resource=resource)

@@ -1,0 +1,61 @@
+"""Asks: what an application requests, one allocation each.
+
+Modern YuniKorn has one ask per allocation, identified by its allocation key, and the allocation
+that satisfies an ask keeps that key; quotactor follows that model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from quotactor.core.errors import InvalidRequest
+from quotactor.core.resources import Resource, ResourceLike
+
+__all__ = ["Ask"]
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """One request for resources: a key unique within its application, a size, a priority.
+
+    `placeholder` asks are created by the scheduler for a gang's task group; a real ask naming a
+    `task_group` replaces one of that group's placeholders. `required_node` pins the ask to one
+    node (as a daemon-set pod is pinned).
+    """
+
+    key: str
+    resource: Resource
+    priority: int = 0
+    placeholder: bool = False
+    task_group: str = ""
+    required_node: str | None = None
+    tags: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __init__(
+        self,
+        key: str,
+        resource: ResourceLike,
+        priority: int = 0,
+        placeholder: bool = False,
+        task_group: str = "",
+        required_node: str | None = None,
+        tags: Mapping[str, str] | None = None,
+    ) -> None:
+        if not isinstance(key, str) or not key.strip():
+            raise InvalidRequest(f"ask key must be a non-empty string, got {key!r}")
+        res = Resource.of(resource)
+        if res.is_empty() or res.has_negative():
+            raise InvalidRequest(f"ask {key!r} must request a positive resource, got {res}")
+        if isinstance(priority, bool) or not isinstance(priority, int):
+            raise InvalidRequest(f"ask {key!r} priority must be an integer, got {priority!r}")
+        if placeholder and not task_group:
+            raise InvalidRequest(f"placeholder ask {key!r} needs a task group")
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "resource", res)
+        object.__setattr__(self, "priority", priority)
+        object.__setattr__(self, "placeholder", bool(placeholder))
+        object.__setattr__(self, "task_group", task_group)
+        object.__setattr__(self, "required_node", required_node)
+        object.__setattr__(self, "tags", MappingProxyType(dict(tags or {})))

@@ -1,0 +1,265 @@
+"""One scheduling cycle of a partition: replace placeholders, then fill nodes fairly.
+
+The cycle walks the queue tree from root, at every parent picking the child furthest below its
+guaranteed share (priorities first when the parent sorts by priority), and at a leaf the first
+application in the leaf's order (`fifo` or `fair`, priorities first unless disabled). Each
+step places one ask; the chosen queue and application then re-enter their heaps with their
+new keys, so fairness is re-evaluated after every allocation without re-sorting everything.
+
+Capacity only shrinks during a cycle, so an ask that finds no room is not tried again in the
+same cycle, and across cycles it waits until the counter that could change the answer moves
+(see `Accounting.token`). For each application the user group manager is asked at most for
+one increase per placed ask plus, after a resource refusal, one `headroom` to screen the
+application's remaining asks.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from quotactor.core.resources import Resource
+from quotactor.scheduler.accounting import queue_apps_wait, queue_max_wait
+from quotactor.scheduler.allocation import Allocation
+from quotactor.scheduler.application import Application, PendingAsk
+from quotactor.scheduler.booking import allocate, replace, retire_placeholder
+from quotactor.scheduler.queue import Queue, current_priority
+from quotactor.scheduler.reasons import Wait
+
+if TYPE_CHECKING:
+    from quotactor.scheduler.partition import Partition
+
+__all__ = ["Cycle"]
+
+
+class Cycle:
+    """The state of one cycle: heaps built on first visit, and what each app may still use."""
+
+    def __init__(self, partition: Partition) -> None:
+        self.p = partition
+        self.allocations: list[Allocation] = []
+        self._capacity = partition.nodes.capacity
+        self._done: set[str] = set()
+        self._queue_heaps: dict[str, list[tuple[Any, ...]]] = {}
+        self._app_heaps: dict[str, list[tuple[Any, ...]]] = {}
+        self._priority: dict[str, int] = {}
+        self._headroom: dict[str, dict[str, int] | None] = {}
+        self._limit_wait: dict[str, Wait] = {}
+        self._no_room: dict[Resource, str] = {}
+
+    def run(self) -> list[Allocation]:
+        self._replace_placeholders()
+        root = self.p.queues.root
+        if self.p.nodes.nodes:
+            while self._allocate_in(root):
+                pass
+        self._explain_fresh()
+        return self.allocations
+
+    def _explain_fresh(self) -> None:
+        """Give a reason to new asks the walk never reached (their queue could take nothing).
+
+        Nothing can normally be placed for them in this cycle, so trying them records the
+        first obstacle each one meets.
+        """
+        fresh, self.p.fresh = self.p.fresh, {}
+        for app in sorted(fresh.values(), key=lambda a: a.seq):
+            if app.asks and app.queue is not None:
+                allocation = self._allocate_app(app.queue, app)
+                if allocation is not None:
+                    self.allocations.append(allocation)
+
+    # -- gang ------------------------------------------------------------------------------
+
+    def _replace_placeholders(self) -> None:
+        for app in sorted(self.p.gang_apps.values(), key=lambda a: a.seq):
+            for pending in list(app.sorted_asks()):
+                ask = pending.ask
+                if ask.placeholder or not ask.task_group or ask.key not in app.asks:
+                    continue
+                for placeholder in app.placeholders(ask.task_group):
+                    if not ask.resource.fits_within_strict(placeholder.resource):
+                        retire_placeholder(self.p, app, placeholder, ask.key)
+                        continue
+                    self.allocations.append(replace(self.p, app, pending, placeholder))
+                    self.p.fresh[app.application_id] = app
+                    break
+
+    # -- queues ------------------------------------------------------------------------------
+
+    def _queue_key(self, parent: Queue, queue: Queue) -> tuple[Any, ...]:
+        share = _share(queue.allocated, queue.guaranteed, self._capacity)
+        known = self._priority.get(queue.path)
+        priority = -(current_priority(queue, self._priority) if known is None else known)
+        if parent.sort_priority:
+            return (priority, share, queue.path)
+        return (share, priority, queue.path)
+
+    def _allocate_in(self, queue: Queue) -> bool:
+        if not queue.pending or queue.path in self._done:
+            return False
+        if not queue.pinned and not any(self._may_fit(queue, s) for s in queue.shapes):
+            self._done.add(queue.path)
+            return False
+        if not queue.children:
+            placed = self._allocate_leaf(queue)
+        else:
+            heap = self._queue_heaps.get(queue.path)
+            if heap is None:
+                heap = [(*self._queue_key(queue, c), c) for c in queue.children.values()
+                        if c.pending]
+                heapq.heapify(heap)
+                self._queue_heaps[queue.path] = heap
+            placed = False
+            while heap:
+                child: Queue = heapq.heappop(heap)[-1]
+                if self._allocate_in(child):
+                    heapq.heappush(heap, (*self._queue_key(queue, child), child))
+                    placed = True
+                    break
+        if not placed:
+            self._done.add(queue.path)
+        return placed
+
+    # -- applications ----------------------------------------------------------------------
+
+    def _app_key(self, leaf: Queue, app: Application) -> tuple[Any, ...]:
+        priority = -app.priority
+        if leaf.sort_fair:
+            share = _share(app.allocated + app.placeholder_allocated, None, self._capacity)
+            order: tuple[Any, ...] = (share, app.submitted_at, app.seq)
+        else:
+            order = (app.submitted_at, app.seq)
+        if leaf.sort_priority:
+            return (priority, *order)
+        return (*order[:-1], priority, order[-1])
+
+    def _allocate_leaf(self, leaf: Queue) -> bool:
+        heap = self._app_heaps.get(leaf.path)
+        if heap is None:
+            heap = [(*self._app_key(leaf, a), a) for a in leaf.pending_apps.values()
+                    if self._worth_trying(a)]
+            heapq.heapify(heap)
+            self._app_heaps[leaf.path] = heap
+        while heap:
+            app: Application = heapq.heappop(heap)[-1]
+            allocation = self._allocate_app(leaf, app)
+            if allocation is not None:
+                self.allocations.append(allocation)
+                if app.asks:
+                    self.p.fresh[app.application_id] = app
+                    heapq.heappush(heap, (*self._app_key(leaf, app), app))
+                return True
+        return False
+
+    def _may_fit(self, queue: Queue, shape: Resource) -> bool:
+        """Whether an ask of this size could be placed now (queue limits and nodes only)."""
+        return queue.over_max(shape) is None and self.p.nodes.find_fit(shape) is not None
+
+    def _worth_trying(self, app: Application) -> bool:
+        still_blocked = self.p.accounting.still_blocked
+        unfit = self.p.nodes.known_unfit
+        for pending in app.asks.values():
+            if pending.blocked is not None and still_blocked(pending.blocked):
+                continue
+            ask = pending.ask
+            if ask.required_node is None and unfit(ask.resource):
+                continue
+            return True
+        return False
+
+    def _allocate_app(self, leaf: Queue, app: Application) -> Allocation | None:
+        """Place the first ask of `app` that fits, and record why its first ask waits."""
+        p = self.p
+        p.fresh.pop(app.application_id, None)
+        if not app.tracked:
+            full = leaf.full_of_apps(app.application_id)
+            if full is not None:
+                self._block_all(app, queue_apps_wait(full))
+                return None
+        first: Wait | None = None
+        for pending in app.sorted_asks():
+            if pending.blocked is not None and p.accounting.still_blocked(pending.blocked):
+                first = first or pending.wait
+                continue
+            if app.awaits_replacement(pending.ask):
+                continue
+            result = self._try(leaf, app, pending)
+            if isinstance(result, Allocation):
+                p.set_wait(app, first)
+                return result
+            pending.wait = result
+            pending.blocked = p.accounting.token(result)
+            first = first or result
+            if result.kind in ("user", "group") and result.limit == "applications":
+                self._block_all(app, result)
+                return None
+        p.set_wait(app, first)
+        return None
+
+    def _try(self, leaf: Queue, app: Application, pending: PendingAsk) -> Allocation | Wait:
+        """One ask: queue maximums, user/group headroom, nodes, then the tracker increase."""
+        p = self.p
+        ask = pending.ask
+        resource = ask.resource
+        over = leaf.over_max(resource)
+        if over is not None:
+            return _for_ask(queue_max_wait(over, resource), ask.key)
+        app_id = app.application_id
+        headroom = self._headroom.get(app_id)
+        if headroom is not None and not _fits(resource, headroom):
+            return _for_ask(self._limit_wait[app_id], ask.key)
+        node = p.nodes.find_fit(resource, ask.required_node)
+        if node is None:
+            return self._no_node(app, resource, ask.key)
+        result = allocate(p, app, pending, node)
+        if isinstance(result, Allocation):
+            if headroom is not None:
+                _take(headroom, resource)
+            return result
+        if result.kind in ("user", "group") and app_id not in self._headroom:
+            self._limit_wait[app_id] = result
+            p.accounting.calls += 1
+            self._headroom[app_id] = p.ugm.headroom(app.queue_path, app_id, app.user)
+        return result
+
+    def _no_node(self, app: Application, resource: Resource, key: str) -> Wait:
+        detail = self._no_room.get(resource)
+        if detail is None:
+            detail = self._no_room[resource] = f"no schedulable node has {resource} available"
+        return Wait("node", "", app.queue_path, "capacity", detail, key)
+
+    def _block_all(self, app: Application, wait: Wait) -> None:
+        """A limit on the number of applications holds back every ask of `app`."""
+        token = self.p.accounting.token(wait)
+        for pending in app.asks.values():
+            pending.blocked = token
+            pending.wait = wait
+        self.p.set_wait(app, wait)
+
+
+def _for_ask(wait: Wait, key: str) -> Wait:
+    return Wait(wait.kind, wait.name, wait.queue_path, wait.limit, wait.detail, key)
+
+
+def _share(used: Resource, guaranteed: Mapping[str, int] | None, capacity: Resource) -> float:
+    """Dominant share of `used`: against the guarantee where one is set, else the capacity."""
+    best = 0.0
+    for name, quantity in used.items():
+        base = guaranteed.get(name, 0) if guaranteed is not None else 0
+        if base <= 0:
+            base = capacity.get(name, 0)
+        if base > 0:
+            best = max(best, quantity / base)
+    return best
+
+
+def _fits(resource: Resource, headroom: dict[str, int]) -> bool:
+    return all(q <= headroom[n] for n, q in resource.items() if n in headroom)
+
+
+def _take(headroom: dict[str, int], resource: Resource) -> None:
+    for name, quantity in resource.items():
+        if name in headroom:
+            headroom[name] -= quantity

@@ -1,0 +1,199 @@
+"""What happens around state changes: timers, leaving the queue, releases and their effects.
+
+These functions are the partition's own procedures, kept apart from its public entry points:
+each one takes the partition it works in. The tracker rules of seed 000 show up here as
+`Accounting.refund(..., remove_app=app.idle)`: the release that leaves an application with
+nothing allocated and nothing pending is the one that ends it for its user and group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from quotactor.scheduler.allocation import Allocation
+from quotactor.scheduler.application import Application
+from quotactor.scheduler.states import ApplicationState, Trigger, next_state
+
+if TYPE_CHECKING:
+    from quotactor.scheduler.partition import Partition
+
+__all__ = [
+    "after_release",
+    "drop_asks",
+    "finish",
+    "placeholder_timeout",
+    "release",
+    "run_deadlines",
+    "transition",
+]
+
+S = ApplicationState
+_ENDINGS = frozenset({S.COMPLETED, S.FAILED, S.REJECTED})
+
+
+def transition(p: Partition, app: Application, trigger: Trigger, message: str = "",
+               at: float | None = None) -> None:
+    """Fire `trigger` and run what entering the new state means (a no-op if it stays put)."""
+    old = app.state
+    new = next_state(old, trigger)
+    if new is old:
+        return
+    now = p.now() if at is None else at
+    app.fire(trigger, now)
+    text = f"{old.value} -> {new.value}" + (f": {message}" if message else "")
+    app.note(now, "state", text)
+    p.log.info("scheduler.app_state", app=app.application_id, source=old.value,
+               destination=new.value, trigger=trigger.value, message=message or None)
+    timeouts = p.options.timeouts
+    if new is S.STARTING:
+        if app.start_timeout <= 0:
+            transition(p, app, Trigger.RUN, "state-aware scheduling disabled", now)
+        else:
+            _state_deadline(p, app, now + app.start_timeout)
+    elif new is S.COMPLETING:
+        app.placeholder_cleanup_done = False
+        _state_deadline(p, app, now + timeouts.completing)
+    elif new in _ENDINGS:
+        if new is S.REJECTED:
+            app.rejected_message = message
+        finish(p, app, now)
+        _state_deadline(p, app, now + timeouts.terminated)
+    elif new is S.EXPIRED:
+        p.forget(app)
+
+
+def _state_deadline(p: Partition, app: Application, when: float) -> None:
+    """The current state ends by itself at `when` (unless the state changes before)."""
+    p.deadlines.set(when, app.application_id, app.seq, "state", app.state_token)
+
+
+def finish(p: Partition, app: Application, now: float) -> None:
+    """The application is done: it leaves its queue (which may then go away)."""
+    app.finished_at = now
+    app.placeholder_token += 1
+    p.gang_apps.pop(app.application_id, None)
+    drop_asks(p, app, list(app.asks), timed_out=True)
+    queue = app.queue
+    if queue is not None:
+        queue.apps.pop(app.application_id, None)
+        for path in p.queues.prune(queue):
+            p.log.info("scheduler.queue_removed", queue=path)
+
+
+def run_deadlines(p: Partition) -> None:
+    """Run every timeout that is due, in time order, each at its own deadline."""
+    now = p.now()
+    while (due := p.deadlines.pop_due(now)) is not None:
+        app = p.apps.get(due.application_id)
+        if app is None or app.seq != due.owner:
+            continue
+        if due.kind == "placeholder":
+            if due.token == app.placeholder_token:
+                placeholder_timeout(p, app, due.when)
+        elif due.token == app.state_token:
+            _state_timeout(p, app, due.when)
+
+
+def _state_timeout(p: Partition, app: Application, at: float) -> None:
+    if app.state is S.STARTING:
+        transition(p, app, Trigger.RUN, "starting timeout", at)
+    elif app.state is S.COMPLETING:
+        app.placeholder_cleanup_done = True
+        leftovers = app.placeholders()
+        for placeholder in leftovers:
+            release(p, app, placeholder.key, timed_out=True,
+                    reason="placeholder released on application completion", at=at)
+        if app.state is S.COMPLETING and app.idle:
+            transition(p, app, Trigger.COMPLETE, "completing timeout", at)
+    elif app.state in _ENDINGS:
+        transition(p, app, Trigger.EXPIRE, "", at)
+
+
+def release(p: Partition, app: Application, key: str, *, timed_out: bool, reason: str,
+            at: float | None = None) -> Allocation:
+    """Remove an allocation: node, then user/group and queue (ending the app if idle)."""
+    now = p.now() if at is None else at
+    allocation = app.remove_allocation(key)
+    node = p.nodes.nodes.get(allocation.node_id)
+    if node is not None:
+        node.remove(app.application_id, key)
+        p.nodes.changed(node)
+        p.nodes.freed()
+    if allocation.placeholder and timed_out:
+        app.count_timed_out(allocation.task_group)
+    p.accounting.refund(app, allocation.resource, remove_app=app.idle)
+    if allocation.placeholder and not app.placeholder_allocated:
+        app.placeholder_token += 1
+        p.gang_apps.pop(app.application_id, None)
+    app.note(now, "released", f"{key} on {allocation.node_id} {allocation.resource}: {reason}")
+    p.log.debug("scheduler.released", app=app.application_id, allocation=key,
+                node=allocation.node_id, reason=reason)
+    after_release(p, app, allocation.placeholder, now)
+    return allocation
+
+
+def after_release(p: Partition, app: Application, placeholder: bool, now: float) -> None:
+    """The state an application moves to once an allocation of it is gone."""
+    state = app.state
+    if state is S.FAILING:
+        if not app.allocations:
+            transition(p, app, Trigger.FAIL, "all allocations released", now)
+    elif state is S.RESUMING:
+        if not app.placeholder_allocated:
+            transition(p, app, Trigger.RUN, "placeholders released", now)
+    elif state is S.COMPLETING:
+        if app.idle and app.placeholder_cleanup_done:
+            transition(p, app, Trigger.COMPLETE, "", now)
+    elif state in (S.ACCEPTED, S.STARTING, S.RUNNING):
+        done = app.idle if placeholder else not (app.has_real_allocations or app.asks)
+        if done:
+            transition(p, app, Trigger.COMPLETE, "no allocations and nothing pending", now)
+
+
+def drop_asks(p: Partition, app: Application, keys: Iterable[str], *, timed_out: bool) -> None:
+    """Forget pending asks (placeholder asks count as timed out when `timed_out`)."""
+    queue = app.queue
+    for key in list(keys):
+        ask = app.remove_ask(key)
+        if queue is not None:
+            queue.ask_removed(app, ask)
+        if ask.placeholder and timed_out:
+            app.count_timed_out(ask.task_group)
+
+
+def placeholder_timeout(p: Partition, app: Application, at: float) -> None:
+    """Placeholders were not all replaced in time (seed 000's soft and hard cases).
+
+    A started application just loses its unused placeholders. One that never started resumes
+    as a normal application (`Soft`: its real asks stay) or fails (`Hard`).
+    """
+    app.placeholder_token += 1
+    placeholder_asks = [k for k, pending in app.asks.items() if pending.ask.placeholder]
+    app.note(at, "placeholder-timeout", f"{len(app.placeholders())} allocated and"
+             f" {len(placeholder_asks)} pending placeholders timed out")
+    p.log.info("scheduler.placeholder_timeout", app=app.application_id, state=app.state.value)
+    if app.state in (S.RUNNING, S.STARTING, S.COMPLETING):
+        drop_asks(p, app, placeholder_asks, timed_out=True)
+        for placeholder in app.placeholders():
+            release(p, app, placeholder.key, timed_out=True, reason="placeholder timeout", at=at)
+        return
+    if app.state not in (S.NEW, S.ACCEPTED):
+        return
+    hard = app.gang is not None and app.gang.style == "Hard"
+    transition(p, app, Trigger.FAIL if hard else Trigger.RESUME, "ResourceReservationTimeout",
+               at)
+    drop_asks(p, app, list(app.asks) if hard else placeholder_asks, timed_out=True)
+    for placeholder in app.placeholders():
+        release(p, app, placeholder.key, timed_out=True, reason="placeholder timeout", at=at)
+    settled = _state_of(app)
+    if settled is S.RESUMING:
+        transition(p, app, Trigger.RUN, "resumed as a normal application", at)
+    elif settled is S.FAILING:
+        p.accounting.untrack(app)
+        transition(p, app, Trigger.FAIL, "", at)
+
+
+def _state_of(app: Application) -> ApplicationState:
+    """The state as it is now (releases may have moved it since it was last looked at)."""
+    return app.state

@@ -1,0 +1,158 @@
+"""Nodes and the ordered set the scheduler fits asks onto.
+
+A node offers capacity; allocations take from it. The set keeps its nodes in the partition's
+node sorting order (`fair`: least used first, `binpacking`: most used first, ties by node ID)
+incrementally, so an allocation moves one node instead of re-sorting all of them. It also
+remembers which ask sizes found no node: capacity only shrinks between two releases, so such a
+size cannot fit until something is freed, and replaying a long trace with a queued backlog
+must not scan every node for every waiting ask in every cycle.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Literal
+
+from quotactor.core.errors import InvalidRequest
+from quotactor.core.resources import Resource, ResourceLike
+from quotactor.scheduler.allocation import Allocation
+
+__all__ = ["NODE_SORT_POLICIES", "Node", "NodeSet", "NodeSortPolicy"]
+
+NodeSortPolicy = Literal["fair", "binpacking"]
+NODE_SORT_POLICIES: tuple[NodeSortPolicy, ...] = ("fair", "binpacking")
+
+
+class Node:
+    """A node's capacity, what is allocated on it, and whether new work may land there."""
+
+    __slots__ = ("allocated", "allocations", "attributes", "available", "capacity", "node_id",
+                 "schedulable")
+
+    def __init__(self, node_id: str, capacity: ResourceLike, schedulable: bool = True,
+                 attributes: Mapping[str, str] | None = None) -> None:
+        if not isinstance(node_id, str) or not node_id:
+            raise InvalidRequest(f"node id must be a non-empty string, got {node_id!r}")
+        cap = Resource.of(capacity)
+        if cap.has_negative():
+            raise InvalidRequest(f"node {node_id} capacity cannot be negative: {cap}")
+        self.node_id = node_id
+        self.capacity = cap
+        self.allocated = Resource()
+        self.available = cap
+        self.schedulable = schedulable
+        self.attributes: Mapping[str, str] = MappingProxyType(dict(attributes or {}))
+        self.allocations: dict[tuple[str, str], Allocation] = {}
+        """By (application ID, allocation key): keys are unique within an application."""
+
+    def fits(self, resource: Resource) -> bool:
+        """Every resource the ask names is available here (a name the node lacks is 0)."""
+        return resource.fits_within_strict(self.available)
+
+    def add(self, allocation: Allocation) -> None:
+        self.allocations[allocation.application_id, allocation.key] = allocation
+        self.allocated = self.allocated + allocation.resource
+        self.available = self.available - allocation.resource
+
+    def remove(self, application_id: str, key: str) -> Allocation:
+        allocation = self.allocations.pop((application_id, key))
+        self.allocated = self.allocated - allocation.resource
+        self.available = self.available + allocation.resource
+        return allocation
+
+    def set_capacity(self, capacity: Resource) -> None:
+        self.capacity = capacity
+        self.available = capacity - self.allocated
+
+    def utilisation(self) -> float:
+        """The mean share used over the resources the node offers (1.0 when it offers none)."""
+        shares = [self.allocated.get(n, 0) / q for n, q in self.capacity.items() if q > 0]
+        return sum(shares) / len(shares) if shares else 1.0
+
+
+class NodeSet:
+    """The nodes of one partition in sorting order, with their total capacity."""
+
+    def __init__(self, policy: NodeSortPolicy = "fair") -> None:
+        self.nodes: dict[str, Node] = {}
+        self.capacity = Resource()
+        self.epoch = 0
+        self._policy: NodeSortPolicy = policy
+        self._order: list[tuple[float, str]] = []
+        self._keys: dict[str, tuple[float, str]] = {}
+        self._unfit: set[Resource] = set()
+
+    @property
+    def policy(self) -> NodeSortPolicy:
+        return self._policy
+
+    def set_policy(self, policy: NodeSortPolicy) -> None:
+        if policy == self._policy:
+            return
+        self._policy = policy
+        self._order = []
+        for node in self.nodes.values():
+            self._keys[node.node_id] = key = self._key(node)
+            insort(self._order, key)
+
+    def _key(self, node: Node) -> tuple[float, str]:
+        used = node.utilisation()
+        return (used if self._policy == "fair" else -used, node.node_id)
+
+    def add(self, node: Node) -> None:
+        self.nodes[node.node_id] = node
+        self.capacity = self.capacity + node.capacity
+        self._keys[node.node_id] = key = self._key(node)
+        insort(self._order, key)
+        self.freed()
+
+    def remove(self, node_id: str) -> Node:
+        node = self.nodes.pop(node_id)
+        self.capacity = self.capacity - node.capacity
+        key = self._keys.pop(node_id)
+        del self._order[bisect_left(self._order, key)]
+        return node
+
+    def resized(self, node: Node, capacity: Resource) -> None:
+        grew = not capacity.fits_within_strict(node.capacity)
+        self.capacity = self.capacity - node.capacity + capacity
+        node.set_capacity(capacity)
+        self.changed(node)
+        if grew:
+            self.freed()
+
+    def changed(self, node: Node) -> None:
+        """Re-position `node` after its allocations or capacity changed."""
+        old = self._keys[node.node_id]
+        new = self._key(node)
+        if new != old:
+            del self._order[bisect_left(self._order, old)]
+            insort(self._order, new)
+            self._keys[node.node_id] = new
+
+    def freed(self) -> None:
+        """Free capacity may have grown somewhere: forget which sizes found no node."""
+        self.epoch += 1
+        self._unfit.clear()
+
+    def known_unfit(self, resource: Resource) -> bool:
+        """Whether `resource` already found no node since capacity was last freed."""
+        return resource in self._unfit
+
+    def find_fit(self, resource: Resource, required_node: str | None = None) -> Node | None:
+        """The first schedulable node in sorting order with room for `resource`, or None."""
+        if required_node is not None:
+            node = self.nodes.get(required_node)
+            return node if node is not None and node.schedulable and node.fits(resource) \
+                else None
+        if resource in self._unfit:
+            return None
+        nodes = self.nodes
+        for _, node_id in self._order:
+            node = nodes[node_id]
+            if node.schedulable and resource.fits_within_strict(node.available):
+                return node
+        self._unfit.add(resource)
+        return None

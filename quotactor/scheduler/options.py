@@ -1,0 +1,32 @@
+"""Scheduler settings that are not part of the queue configuration."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from quotactor.scheduler.events import DEFAULT_EVENT_LIMIT
+
+__all__ = ["SchedulerOptions", "Timeouts"]
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """YuniKorn's application timeouts, in seconds of scheduler time.
+
+    `starting`: Starting moves on to Running by itself (state-aware scheduling);
+    `completing`: Completing becomes Completed if nothing new arrives; `terminated`: a
+    Completed, Failed or Rejected application expires and is forgotten.
+    """
+
+    starting: float = 5 * 60.0
+    completing: float = 30.0
+    terminated: float = 3 * 24 * 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerOptions:
+    """Timeouts, how many events each application remembers, and the UGM call timeout."""
+
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    event_limit: int = DEFAULT_EVENT_LIMIT
+    ugm_timeout: float = 30.0

@@ -1,0 +1,38 @@
+"""Why an application waits: the first obstacle the scheduler met for its most important ask."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from quotactor.core.queue_tracker import Refusal
+
+__all__ = ["Wait", "WaitKind"]
+
+WaitKind = Literal["user", "group", "queue", "node"]
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """An application's pending ask is held back by a user, group or queue limit, or by nodes.
+
+    `name` is the user, group or queue path that holds it (empty for `node`); `limit` says
+    whether resources or the number of applications is the problem (`capacity` for nodes).
+    """
+
+    kind: WaitKind
+    name: str
+    queue_path: str
+    limit: Literal["resources", "applications", "capacity"]
+    detail: str
+    ask: str = ""
+
+    @classmethod
+    def from_refusal(cls, refusal: Refusal, ask: str) -> Wait:
+        return cls(refusal.kind, refusal.name, refusal.queue_path, refusal.limit,
+                   refusal.detail, ask)
+
+    def __str__(self) -> str:
+        who = f" {self.name}" if self.name else ""
+        return f"{self.kind} limit{who} ({self.limit}) at {self.queue_path}: {self.detail}" \
+            if self.kind != "node" else f"no node fits ask {self.ask}: {self.detail}"

@@ -1,0 +1,347 @@
+"""`Scheduler`: the blocking, thread-safe facade over the partitions of one scheduler.
+
+Every public method takes the scheduler's lock, so calls from a shim, a REST server and the
+background loop are serialised; the user group managers are called with the lock held, which
+is safe because their actors never call back into the scheduler. One cycle runs on demand
+with `schedule()` (deterministic for the same calls and the same clock) or periodically on a
+background thread with `start_background()`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+from quotactor.core.errors import InvalidRequest
+from quotactor.core.identity import UserGroup
+from quotactor.core.resources import ResourceLike
+from quotactor.scheduler import views
+from quotactor.scheduler.allocation import Allocation
+from quotactor.scheduler.ask import Ask
+from quotactor.scheduler.clock import Clock, SystemClock
+from quotactor.scheduler.events import Event
+from quotactor.scheduler.gang import Gang
+from quotactor.scheduler.info import ApplicationInfo, QueueInfo, application_info, queue_info
+from quotactor.scheduler.options import SchedulerOptions
+from quotactor.scheduler.partition import Partition
+from quotactor.scheduler.reasons import Wait
+from quotactor.scheduler.recovery import RecoveryFeed, feed_of, recover_partition
+from quotactor.scheduler.runner import PeriodicRunner
+from quotactor.scheduler.spec import DEFAULT_PARTITION, PartitionSpec, default_partition
+from quotactor.scheduler.states import ApplicationState
+from quotactor.ugm import UserGroupManager
+
+__all__ = ["Scheduler", "SchedulerConfigSource"]
+
+SchedulerConfigSource = Any
+"""None, YAML text, a path, a loaded `SchedulerConfig`, or `PartitionSpec`s."""
+
+
+class Scheduler:
+    """Partitions, queues, applications and nodes around one user group manager per partition.
+
+    Start it with `Scheduler.start(config)`; stop it with `stop()` (or use it as a context
+    manager), which stops the background loop and every user group manager it started.
+    """
+
+    def __init__(self, clock: Clock, options: SchedulerOptions) -> None:
+        self.clock = clock
+        self.options = options
+        self._partitions: dict[str, Partition] = {}
+        self._lock = threading.RLock()
+        self._cycled = threading.Condition(self._lock)
+        self._cycles = 0
+        self._runner: PeriodicRunner | None = None
+
+    @classmethod
+    def start(cls, config: SchedulerConfigSource = None, *, clock: Clock | None = None,
+              options: SchedulerOptions | None = None) -> Scheduler:
+        """A scheduler for `config` (`ConfigError` if invalid): None gives one `default`
+        partition where anyone may submit to any queue (created on demand)."""
+        scheduler = cls(clock or SystemClock(), options or SchedulerOptions())
+        try:
+            for spec in _specs(config):
+                scheduler._add_partition(spec)
+        except BaseException:
+            scheduler.stop()
+            raise
+        return scheduler
+
+    def __enter__(self) -> Scheduler:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Stop the background loop and every user group manager; safe to call twice."""
+        self.stop_background()
+        with self._lock:
+            partitions, self._partitions = list(self._partitions.values()), {}
+        for partition in partitions:
+            partition.ugm.stop()
+
+    def _add_partition(self, spec: PartitionSpec) -> None:
+        ugm = UserGroupManager.start(spec.limits, partition=spec.name,
+                                     timeout=self.options.ugm_timeout)
+        self._partitions[spec.name] = Partition(spec, ugm, self.clock, self.options)
+
+    def _partition(self, name: str) -> Partition:
+        partition = self._partitions.get(name)
+        if partition is None:
+            raise InvalidRequest(f"unknown partition {name!r}")
+        return partition
+
+    # -- configuration ---------------------------------------------------------------------
+
+    def update_config(self, config: SchedulerConfigSource) -> None:
+        """Apply a new configuration without disturbing running work.
+
+        Kept queues take their new settings, new ones appear, removed managed queues drain;
+        limits switch atomically per partition. A partition that is no longer configured
+        drains (takes no new applications). Raises `ConfigError` and changes nothing if the
+        configuration is invalid.
+        """
+        specs = _specs(config)
+        with self._lock:
+            for spec in specs:
+                partition = self._partitions.get(spec.name)
+                if partition is None:
+                    self._add_partition(spec)
+                    continue
+                partition.ugm.update_config(spec.limits)
+                partition.apply(spec)
+            wanted = {spec.name for spec in specs}
+            for name, partition in self._partitions.items():
+                if name not in wanted:
+                    partition.drain()
+
+    @property
+    def partitions(self) -> tuple[str, ...]:
+        with self._lock:
+            return tuple(sorted(self._partitions))
+
+    def ugm(self, partition: str = DEFAULT_PARTITION) -> UserGroupManager:
+        """The user group manager of `partition` (to read user and group usage)."""
+        with self._lock:
+            return self._partition(partition).ugm
+
+    # -- nodes -----------------------------------------------------------------------------
+
+    def add_node(self, node_id: str, capacity: ResourceLike, *,
+                 partition: str = DEFAULT_PARTITION, schedulable: bool = True,
+                 attributes: Mapping[str, str] | None = None) -> None:
+        with self._lock:
+            self._partition(partition).add_node(node_id, capacity, schedulable, attributes)
+
+    def update_node(self, node_id: str, *, partition: str = DEFAULT_PARTITION,
+                    capacity: ResourceLike | None = None,
+                    schedulable: bool | None = None) -> None:
+        """Change a node's capacity and/or whether new allocations may land on it."""
+        with self._lock:
+            self._partition(partition).update_node(node_id, capacity, schedulable)
+
+    def remove_node(self, node_id: str, *, partition: str = DEFAULT_PARTITION
+                    ) -> list[Allocation]:
+        """Remove a node; returns the allocations that were released with it."""
+        with self._lock:
+            return self._partition(partition).remove_node(node_id)
+
+    # -- applications ----------------------------------------------------------------------
+
+    def submit(self, application_id: str, user: UserGroup, *, queue: str = "",
+               partition: str = DEFAULT_PARTITION, tags: Mapping[str, str] | None = None,
+               gang: Gang | None = None, asks: Iterable[Ask] = ()) -> ApplicationInfo:
+        """Add an application (placed, or Rejected with the reason) and its first asks."""
+        with self._lock:
+            p = self._partition(partition)
+            app = p.submit(application_id, user, queue, tags or {}, gang, None)
+            if app.state is not ApplicationState.REJECTED:
+                for ask in asks:
+                    p.add_ask(application_id, ask)
+            return application_info(app)
+
+    def add_ask(self, application_id: str, ask: Ask, *,
+                partition: str = DEFAULT_PARTITION) -> None:
+        with self._lock:
+            self._partition(partition).add_ask(application_id, ask)
+
+    def remove_ask(self, application_id: str, key: str, *,
+                   partition: str = DEFAULT_PARTITION) -> None:
+        with self._lock:
+            self._partition(partition).remove_ask(application_id, key)
+
+    def release(self, application_id: str, allocation_key: str, *,
+                partition: str = DEFAULT_PARTITION) -> Allocation:
+        """The shim confirms an allocation is gone; returns it."""
+        with self._lock:
+            return self._partition(partition).release(application_id, allocation_key)
+
+    def resize(self, application_id: str, allocation_key: str, resource: ResourceLike, *,
+               partition: str = DEFAULT_PARTITION) -> Wait | None:
+        """Resize an allocation in place; None when done, else the Wait that refused it."""
+        with self._lock:
+            return self._partition(partition).resize(application_id, allocation_key, resource)
+
+    def fail(self, application_id: str, message: str = "", *,
+             partition: str = DEFAULT_PARTITION) -> None:
+        with self._lock:
+            self._partition(partition).fail(application_id, message)
+
+    def remove_application(self, application_id: str, *,
+                           partition: str = DEFAULT_PARTITION) -> None:
+        with self._lock:
+            self._partition(partition).remove_application(application_id)
+
+    # -- scheduling ------------------------------------------------------------------------
+
+    def schedule(self) -> list[Allocation]:
+        """Run due timeouts, then one scheduling cycle in every partition (by name)."""
+        with self._lock:
+            made: list[Allocation] = []
+            for name in sorted(self._partitions):
+                made.extend(self._partitions[name].schedule())
+            self._cycles += 1
+            self._cycled.notify_all()
+            return made
+
+    @property
+    def cycles(self) -> int:
+        """How many scheduling cycles have run (on demand and in the background)."""
+        with self._lock:
+            return self._cycles
+
+    def wait_for_cycles(self, count: int, timeout: float) -> bool:
+        """Block until at least `count` cycles have run in total; False on timeout."""
+        with self._cycled:
+            return self._cycled.wait_for(lambda: self._cycles >= count, timeout)
+
+    def run_timers(self) -> None:
+        """Run the timeouts that are due at the clock's current time, without scheduling."""
+        with self._lock:
+            for name in sorted(self._partitions):
+                self._partitions[name].run_deadlines()
+
+    def next_timer(self) -> float | None:
+        """When the earliest pending timeout is due (for simulators that jump in time)."""
+        with self._lock:
+            due = [p.deadlines.next_due() for p in self._partitions.values()]
+            known = [d for d in due if d is not None]
+            return min(known) if known else None
+
+    def start_background(self, interval: float = 0.1) -> None:
+        """Run `schedule()` every `interval` seconds on a background thread."""
+        with self._lock:
+            if self._runner is not None:
+                raise RuntimeError("the background scheduler is already running")
+            self._runner = PeriodicRunner(self.schedule, interval)
+            self._runner.start()
+
+    def stop_background(self) -> None:
+        with self._lock:
+            runner, self._runner = self._runner, None
+        if runner is not None:
+            runner.stop(self.options.ugm_timeout)
+
+    @property
+    def ugm_calls(self) -> int:
+        """User group manager round trips made so far (increases, decreases, headroom)."""
+        with self._lock:
+            return sum(p.accounting.calls for p in self._partitions.values())
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def application(self, application_id: str, *,
+                    partition: str = DEFAULT_PARTITION) -> ApplicationInfo:
+        with self._lock:
+            return application_info(self._partition(partition).app(application_id))
+
+    def applications(self, *, partition: str = DEFAULT_PARTITION,
+                     state: str | None = None) -> list[ApplicationInfo]:
+        """Applications by ID; `state` as in `applications_view`."""
+        with self._lock:
+            wanted = views.states_matching(state)
+            apps = self._partition(partition).apps
+            return [application_info(apps[k]) for k in sorted(apps)
+                    if wanted is None or apps[k].state in wanted]
+
+    def why_pending(self, application_id: str, *,
+                    partition: str = DEFAULT_PARTITION) -> Wait | None:
+        """What holds back the application's first waiting ask (None: nothing waits)."""
+        return self.application(application_id, partition=partition).wait
+
+    def events(self, application_id: str, *, partition: str = DEFAULT_PARTITION) -> list[Event]:
+        """The application's recent events, oldest first."""
+        with self._lock:
+            return list(self._partition(partition).app(application_id).events)
+
+    def queue(self, path: str, *, partition: str = DEFAULT_PARTITION) -> QueueInfo:
+        with self._lock:
+            queue = self._partition(partition).queues.get(path)
+            if queue is None:
+                raise InvalidRequest(f"partition {partition} has no queue {path!r}")
+            return queue_info(queue)
+
+    def queues(self, *, partition: str = DEFAULT_PARTITION) -> list[QueueInfo]:
+        """Every queue, parents before children."""
+        with self._lock:
+            return [queue_info(q) for q in self._partition(partition).queues.root.walk()]
+
+    # -- YuniKorn REST views ---------------------------------------------------------------
+
+    def partitions_view(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [views.partition_view(self._partitions[n]) for n in sorted(self._partitions)]
+
+    def queues_view(self, partition: str = DEFAULT_PARTITION) -> dict[str, Any]:
+        with self._lock:
+            return views.queues_view(self._partition(partition))
+
+    def applications_view(self, partition: str = DEFAULT_PARTITION,
+                          state: str | None = None) -> list[dict[str, Any]]:
+        with self._lock:
+            return views.applications_view(self._partition(partition), state)
+
+    def application_view(self, application_id: str,
+                         partition: str = DEFAULT_PARTITION) -> dict[str, Any]:
+        with self._lock:
+            p = self._partition(partition)
+            return views.application_view(p, p.app(application_id))
+
+    def nodes_view(self, partition: str = DEFAULT_PARTITION) -> list[dict[str, Any]]:
+        with self._lock:
+            return views.nodes_view(self._partition(partition))
+
+    # -- recovery --------------------------------------------------------------------------
+
+    def recovery_feed(self) -> RecoveryFeed:
+        """What a shim would re-send after a restart: nodes, active apps, allocations, asks."""
+        with self._lock:
+            return RecoveryFeed(tuple(feed_of(self._partitions[n])
+                                      for n in sorted(self._partitions)))
+
+    def recover(self, feed: RecoveryFeed) -> None:
+        """Rebuild nodes, applications and allocations from a shim's feed (see `recovery`)."""
+        with self._lock:
+            for part in feed.partitions:
+                recover_partition(self._partition(part.name), part)
+
+
+def _specs(config: SchedulerConfigSource) -> tuple[PartitionSpec, ...]:
+    if config is None:
+        return (default_partition(),)
+    if isinstance(config, PartitionSpec):
+        return (config,)
+    if isinstance(config, Sequence) and not isinstance(config, str | bytes) and config \
+            and all(isinstance(c, PartitionSpec) for c in config):
+        return tuple(config)
+    from quotactor.config import ConfigError, load_config
+    from quotactor.scheduler.from_config import partition_specs
+
+    specs = partition_specs(load_config(config))
+    if not specs:
+        raise ConfigError(reason="the configuration has no partition", location="partitions")
+    return specs

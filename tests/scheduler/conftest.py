@@ -1,0 +1,69 @@
+"""Fixtures for the scheduler tests: a virtual clock, and schedulers that are always stopped.
+
+Test modules are imported by path and cannot import this file, so shared helpers are
+fixtures too.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pykka
+import pytest
+
+from quotactor.scheduler import Scheduler, VirtualClock
+
+
+def _leftovers() -> list[str]:
+    actors = [ref.actor_class.__name__ for ref in pykka.ActorRegistry.get_all()
+              if ref.actor_class.__module__.startswith("quotactor.")]
+    threads = [t.name for t in threading.enumerate() if t.name.startswith("quotactor-")]
+    return actors + threads
+
+
+@pytest.fixture
+def clock() -> VirtualClock:
+    return VirtualClock(1_000.0)
+
+
+@pytest.fixture
+def start_scheduler(clock: VirtualClock) -> Iterator[Callable[..., Scheduler]]:
+    """Start schedulers (YAML configs are dedented); all are stopped when the test ends."""
+    started: list[Scheduler] = []
+
+    def start(config: Any = None, **options: Any) -> Scheduler:
+        options.setdefault("clock", clock)
+        if isinstance(config, str):
+            config = textwrap.dedent(config)
+        scheduler = Scheduler.start(config, **options)
+        started.append(scheduler)
+        return scheduler
+
+    yield start
+    for scheduler in started:
+        scheduler.stop()
+    assert _leftovers() == []
+
+
+@pytest.fixture
+def assert_balanced() -> Callable[[Scheduler], None]:
+    """Every queue, user and group of every partition back to zero usage, nothing running."""
+
+    def check(scheduler: Scheduler) -> None:
+        for partition in scheduler.partitions:
+            for queue in scheduler.queues(partition=partition):
+                assert queue.allocated == {}, queue.path
+                assert queue.pending == {}, queue.path
+                assert queue.running_applications == frozenset(), queue.path
+            ugm = scheduler.ugm(partition)
+            for user in ugm.users_usage():
+                assert user["queues"].get("resourceUsage", {}) == {}, user
+                assert "runningApplications" not in user["queues"], user
+            for group in ugm.groups_usage():
+                assert group["queues"].get("resourceUsage", {}) == {}, group
+                assert "runningApplications" not in group["queues"], group
+
+    return check

@@ -1,0 +1,141 @@
+"""Recovery: a new scheduler fed the nodes and allocations of a running one ends up equal."""
+
+from __future__ import annotations
+
+import random
+
+from quotactor import UserGroup
+from quotactor.scheduler import ApplicationState, Ask, Gang, TaskGroup
+
+S = ApplicationState
+ONE = {"vcore": 1000}
+CONFIG = """
+partitions:
+  - name: default
+    placementrules:
+      - name: provided
+        create: true
+      - name: user
+        create: true
+        parent: {name: fixed, value: root.users}
+    queues:
+      - name: root
+        submitacl: '*'
+        queues:
+          - name: team
+            resources: {max: {vcore: 12}}
+            limits:
+              - limit: dev
+                groups: [dev]
+                maxresources: {vcore: 8}
+              - limit: everyone else
+                groups: ['*']
+                maxresources: {vcore: 6}
+          - name: users
+            parent: true
+            childtemplate:
+              resources: {max: {vcore: 6}}
+"""
+
+
+def same_state(old, new) -> None:
+    """Tracker state, queue usage and application states all equal."""
+    assert new.ugm().users_usage() == old.ugm().users_usage()
+    assert new.ugm().groups_usage() == old.ugm().groups_usage()
+    assert new.queues_view() == old.queues_view()
+    assert new.nodes_view() == old.nodes_view()
+    active = {a.application_id: a.state for a in old.applications(state="active")}
+    assert {a.application_id: a.state for a in new.applications(state="active")} == active
+    for app_id in active:
+        assert new.application(app_id).running == old.application(app_id).running, app_id
+        assert new.application(app_id).allocations == old.application(app_id).allocations
+
+
+def test_a_restarted_scheduler_rebuilds_the_same_state(start_scheduler, clock) -> None:
+    old = start_scheduler(CONFIG)
+    for node in ("n1", "n2", "n3"):
+        old.add_node(node, {"vcore": 4000})
+    sue, bob, ann = UserGroup("sue", ["dev"]), UserGroup("bob", ["dev", "ops"]), \
+        UserGroup("ann", ["ops"])
+    old.submit("pending", ann, queue="root.team", asks=[Ask("k", {"vcore": 9000})])
+    old.submit("starting", sue, queue="root.team", asks=[Ask("k", ONE)])
+    old.submit("running", bob, queue="root.team", asks=[Ask("k1", ONE), Ask("k2", ONE)])
+    old.submit("waiting", sue, asks=[Ask("k1", ONE), Ask("k2", {"vcore": 5000})])
+    old.submit("restarted", ann, queue="root.team", asks=[Ask("k", ONE)])
+    old.submit("gang", bob, queue="root.team",
+               gang=Gang((TaskGroup("tg", 3, ONE),), timeout=600))
+    old.schedule()
+    clock.advance(10)
+    old.add_ask("gang", Ask("real", ONE, task_group="tg"))
+    old.release("restarted", "k")
+    old.add_ask("restarted", Ask("again", {"vcore": 9000}))
+    old.submit("completing", ann, queue="root.team", asks=[Ask("k", ONE)])
+    old.schedule()
+    old.release("completing", "k")
+    old.release("waiting", "k1")
+    states = {a.application_id: a.state for a in old.applications()}
+    assert states == {
+        "pending": S.ACCEPTED, "starting": S.STARTING, "running": S.RUNNING,
+        "waiting": S.STARTING, "restarted": S.RUNNING, "gang": S.STARTING,
+        "completing": S.COMPLETING,
+    }
+    assert old.application("restarted").running and not old.application("restarted").allocated
+    new = start_scheduler(CONFIG)
+    new.recover(old.recovery_feed())
+    same_state(old, new)
+    for s in (old, new):
+        for app in list(s.applications(state="active")):
+            s.remove_application(app.application_id)
+    same_state(old, new)
+
+
+def test_recovery_survives_limits_lowered_below_current_usage(start_scheduler) -> None:
+    old = start_scheduler(CONFIG)
+    old.add_node("n1", {"vcore": 16000})
+    sue = UserGroup("sue", ["dev"])
+    old.submit("a1", sue, queue="root.team", asks=[Ask(f"k{i}", ONE) for i in range(8)])
+    old.schedule()
+    lowered = CONFIG.replace("maxresources: {vcore: 8}", "maxresources: {vcore: 2}")
+    old.update_config(lowered)
+    new = start_scheduler(lowered)
+    new.recover(old.recovery_feed())
+    same_state(old, new)
+    new.add_ask("a1", Ask("more", ONE))
+    assert new.schedule() == []
+    assert new.why_pending("a1").kind == "group"
+
+
+def test_random_work_recovers_to_the_same_state(start_scheduler, clock) -> None:
+    rnd = random.Random(7)
+    old = start_scheduler(CONFIG)
+    for i in range(4):
+        old.add_node(f"n{i}", {"vcore": 4000})
+    users = [UserGroup(f"u{i}", [rnd.choice(["dev", "ops", "qa"])]) for i in range(6)]
+    live: list[str] = []
+    for step in range(60):
+        clock.advance(rnd.choice([0.5, 5, 40]))
+        roll = rnd.random()
+        if roll < 0.4:
+            app = f"app{step}"
+            queue = rnd.choice(["root.team", ""])
+            asks = [Ask(f"k{j}", {"vcore": rnd.choice([500, 1000, 2000])},
+                        priority=rnd.randrange(3)) for j in range(rnd.randrange(1, 4))]
+            if old.submit(app, rnd.choice(users), queue=queue, asks=asks).state \
+                    is not S.REJECTED:
+                live.append(app)
+        elif roll < 0.7 and live:
+            app = rnd.choice(live)
+            info = old.application(app)
+            if info.allocations:
+                old.release(app, rnd.choice(info.allocations).key)
+        elif live:
+            app = rnd.choice(live)
+            if old.application(app).state in (S.ACCEPTED, S.STARTING, S.RUNNING, S.COMPLETING):
+                old.add_ask(app, Ask(f"x{step}", {"vcore": 1000}))
+        old.schedule()
+    new = start_scheduler(CONFIG)
+    new.recover(old.recovery_feed())
+    same_state(old, new)
+    old.schedule()
+    new.schedule()
+    same_state(old, new)
