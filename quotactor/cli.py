@@ -11,6 +11,7 @@ from quotactor.config import cli as config_cli
 from quotactor.elastic import cli as elastic_cli
 from quotactor.logs import configure_logging
 from quotactor.quotatree import cli as quotatree_cli
+from quotactor.rest import cli as rest_cli
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     config_cli.add_parser(sub)
     quotatree_cli.add_parser(sub)
     elastic_cli.add_parser(sub)
+    rest_cli.add_parser(sub)
     return parser
 
 

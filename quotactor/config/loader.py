@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from quotactor.config.builder import build
+from quotactor.config.depth import check_depth
 from quotactor.config.errors import ConfigError
 from quotactor.config.model import SchedulerConfig
 from quotactor.config.validate import validate
@@ -44,6 +45,7 @@ def load_config(source: ConfigSource) -> SchedulerConfig:
     else:
         raise TypeError(f"a config source is YAML text, a path or a SchedulerConfig, "
                         f"not {type(source).__name__}")
+    check_depth(text)
     with _gc_paused():
         try:
             node, loader = compose(text)

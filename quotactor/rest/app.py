@@ -1,0 +1,67 @@
+"""The ASGI application: YuniKorn's REST surface under `/ws/v1`, as a FastAPI app.
+
+FastAPI gives the OpenAPI document (at `/ws/v1/openapi.json`) and runs plain-function handlers
+in a worker pool; the pool is capped (`worker_threads`) so REST traffic can keep at most that
+many facade calls in flight against the actors the scheduler relies on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+
+import anyio.to_thread
+from fastapi import FastAPI
+
+from quotactor.rest import config_routes, ops_routes, usage_routes
+from quotactor.rest.bodylimit import BodyLimit
+from quotactor.rest.coalesce import Coalescer
+from quotactor.rest.errors import install_error_handlers
+from quotactor.rest.fanout import ConfigFanout
+from quotactor.rest.openapi import use_corrected_openapi
+from quotactor.rest.rawpath import RawPathRouting
+from quotactor.rest.state import ConfigApplier, RestSettings, RestState
+from quotactor.ugm import UserGroupManager
+
+__all__ = ["PREFIX", "create_app"]
+
+PREFIX = "/ws/v1"
+
+
+def create_app(
+    managers: Mapping[str, UserGroupManager],
+    settings: RestSettings | None = None,
+    apply_config: ConfigApplier | None = None,
+) -> FastAPI:
+    """The app serving `managers` (read on every request, so a live mapping may change).
+
+    `apply_config` replaces the running config on `PUT /config`; by default the new config is
+    applied to every served manager, all or none.
+    """
+    settings = settings or RestSettings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # The limiter belongs to this server's own event loop: other loops keep theirs.
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.worker_threads
+        yield
+
+    app = FastAPI(
+        title="quotactor",
+        summary="Per-user and per-group resource usage and limits, with YuniKorn's REST API",
+        version="1",
+        openapi_url=f"{PREFIX}/openapi.json",
+        docs_url=None,
+        redoc_url=None,
+        redirect_slashes=False,
+        lifespan=lifespan,
+    )
+    app.state.rest = RestState(managers, settings, apply_config or ConfigFanout(managers),
+                               Coalescer(settings.snapshot_interval))
+    for module in (usage_routes, config_routes, ops_routes):
+        app.include_router(module.router, prefix=PREFIX)
+    install_error_handlers(app)
+    use_corrected_openapi(app)
+    app.add_middleware(RawPathRouting)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    return app

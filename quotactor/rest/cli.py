@@ -1,0 +1,103 @@
+"""`quotactor serve`: the command-line entry to `Service` (registered by `quotactor.cli`).
+
+The process runs until SIGINT or SIGTERM, then stops everything it started and exits 0. It
+refuses to start (exit 2) on an invalid or unreadable config or admin token file, and exits 1
+when it cannot listen on the address.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import stat
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+
+from quotactor.logs import get_logger
+from quotactor.rest.service import Service
+from quotactor.rest.state import MIB
+
+__all__ = ["TOKEN_ENV", "add_parser"]
+
+TOKEN_ENV = "QUOTACTOR_ADMIN_TOKEN"
+
+log = get_logger()
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `serve` on the `quotactor` command's subparsers."""
+    serve = subparsers.add_parser(
+        "serve",
+        help="serve the YuniKorn-compatible REST API and metrics for a config file",
+        description="Track the partitions of CONFIG and serve their usage over REST "
+        "(prefix /ws/v1), reloading CONFIG whenever it changes.",
+    )
+    serve.add_argument("--config", required=True, type=Path, help="scheduler config (YAML)")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to listen on (default: loopback only)")
+    serve.add_argument("--port", type=int, default=9080, help="port (default 9080; 0: any)")
+    serve.add_argument("--admin-token-file", type=Path,
+                       help=f"file holding the token that enables PUT /config (or ${TOKEN_ENV});"
+                       " without one the config can only change through the file")
+    serve.add_argument("--max-body-bytes", type=int, default=MIB,
+                       help="largest request body accepted (default 1 MiB)")
+    serve.add_argument("--watch-interval", type=float, default=2.0,
+                       help="seconds between checks of the config file (0: do not watch)")
+    serve.set_defaults(func=run)
+
+
+def _admin_token(args: argparse.Namespace) -> str | None:
+    path: Path | None = args.admin_token_file
+    if path is None:
+        return os.environ.get(TOKEN_ENV) or None
+    if path.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        log.warning("serve.token_file_readable_by_others", path=str(path))
+    token = path.read_text(encoding="utf-8").strip()
+    if not token:
+        raise ValueError(f"{path}: the admin token file is empty")
+    return token
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until SIGINT/SIGTERM; the exit code of `quotactor serve`."""
+    from quotactor.config import ConfigError
+
+    try:
+        token = _admin_token(args)
+    except (OSError, ValueError) as exc:
+        print(f"quotactor serve: {exc}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    service = Service(args.config, host=args.host, port=args.port, admin_token=token,
+                      watch_interval=args.watch_interval, max_body_bytes=args.max_body_bytes)
+    try:
+        try:
+            service.start()
+        except ConfigError as exc:
+            print(f"{args.config}: {exc}", file=sys.stderr)
+            return 2
+        except ValueError as exc:  # an option out of range
+            print(f"quotactor serve: {exc}", file=sys.stderr)
+            return 2
+        except OSError as exc:
+            if exc.filename is not None:  # the config file, not the socket
+                print(f"quotactor serve: {exc}", file=sys.stderr)
+                return 2
+            print(f"quotactor serve: cannot listen on {args.host}:{args.port}: {exc}",
+                  file=sys.stderr)
+            return 1
+        print(f"quotactor serving {service.url}", flush=True)
+        stop.wait()
+        service.stop()
+        return 0
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

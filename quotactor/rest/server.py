@@ -1,0 +1,147 @@
+"""The REST server in a background thread, for embedding in a scheduler process.
+
+uvicorn runs its own event loop in a daemon thread; the listening socket is bound here, on the
+caller's thread, so a port in use fails the call itself and `port=0` yields the real port at
+once. `start_rest_server` returns only when the server accepts requests.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Mapping
+
+import uvicorn
+
+from quotactor.logs import get_logger
+from quotactor.rest.app import PREFIX, create_app
+from quotactor.rest.protocol import with_header_timeout
+from quotactor.rest.state import MIB, ConfigApplier, RestSettings
+from quotactor.ugm import UserGroupManager
+
+__all__ = ["RestServer", "start_rest_server"]
+
+log = get_logger()
+
+_START_TIMEOUT = 15.0
+_STOP_TIMEOUT = 15.0
+
+
+class RestServer:
+    """A running server: `url` (ends in `/ws/v1`), `port`, and an idempotent `stop()`."""
+
+    def __init__(self, server: uvicorn.Server, sock: socket.socket, thread: threading.Thread
+                 ) -> None:
+        self._server = server
+        self._socket = sock
+        self._thread = thread
+        self._lock = threading.Lock()
+        host, self.port = sock.getsockname()[:2]
+        self.host: str = host
+        shown = f"[{host}]" if ":" in host else host
+        self.url = f"http://{shown}:{self.port}{PREFIX}"
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def stop(self) -> None:
+        """Finish requests in flight (briefly), close the port and join the thread."""
+        with self._lock:
+            self._server.should_exit = True
+            self._thread.join(_STOP_TIMEOUT)
+            self._socket.close()
+        if self._thread.is_alive():
+            log.warning("rest.stop_timed_out", url=self.url)
+        else:
+            log.info("rest.stopped", url=self.url)
+
+    def __enter__(self) -> RestServer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def _bind(host: str, port: int, backlog: int) -> socket.socket:
+    family, kind, proto, _, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(backlog)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def start_rest_server(
+    managers: Mapping[str, UserGroupManager],
+    host: str = "127.0.0.1",
+    port: int = 0,
+    admin_token: str | None = None,
+    max_body_bytes: int = MIB,
+    *,
+    apply_config: ConfigApplier | None = None,
+    body_timeout: float = 10.0,
+    header_timeout: float = 10.0,
+    keep_alive_timeout: int = 5,
+    limit_concurrency: int = 64,
+    worker_threads: int = 8,
+    snapshot_interval: float = 0.05,
+    backlog: int = 128,
+) -> RestServer:
+    """Serve `managers` (partition name -> manager) over HTTP from a daemon thread.
+
+    Defaults are the safe ones: loopback only, bodies up to 1 MiB (413 beyond), `PUT /config`
+    refused unless `admin_token` is given, at most `limit_concurrency` connections (503
+    beyond), `worker_threads` facade calls at a time, request heads and bodies that must arrive
+    within `header_timeout` / `body_timeout` seconds, and full user/group lists and health
+    reports taken at most once per `snapshot_interval` seconds per partition, shared by the
+    requests waiting for them (each still taken after its request arrived). `managers` is read
+    on every request: pass a `Partitions` to add or remove partitions while serving.
+    `apply_config` replaces the config on `PUT /config` (default: applied to every served
+    manager, all or none).
+    """
+    for name, manager in managers.items():
+        if manager.partition != name:
+            raise ValueError(f"manager of partition {manager.partition!r} listed as {name!r}")
+    settings = RestSettings(admin_token, max_body_bytes, body_timeout, worker_threads,
+                            snapshot_interval)
+    app = create_app(managers, settings, apply_config)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        loop="asyncio",
+        http=with_header_timeout(header_timeout),
+        lifespan="on",
+        log_config=None,
+        access_log=False,
+        server_header=False,
+        proxy_headers=False,
+        limit_concurrency=limit_concurrency,
+        backlog=backlog,
+        timeout_keep_alive=keep_alive_timeout,
+        timeout_graceful_shutdown=5,
+        h11_max_incomplete_event_size=16 * 1024,
+    )
+    server = uvicorn.Server(config)
+    sock = _bind(host, port, backlog)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]},
+                              name=f"quotactor-rest-{sock.getsockname()[1]}", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + _START_TIMEOUT
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
+            thread.join(_STOP_TIMEOUT)
+            sock.close()
+            raise RuntimeError(f"the REST server on {host}:{port} did not start")
+        thread.join(0.01)
+    rest = RestServer(server, sock, thread)
+    log.info("rest.started", url=rest.url, partitions=sorted(managers))
+    return rest
