@@ -7,11 +7,11 @@ many facade calls in flight against the actors the scheduler relies on.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 
 import anyio.to_thread
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 
 from quotactor.rest import config_routes, ops_routes, usage_routes
 from quotactor.rest.bodylimit import BodyLimit
@@ -32,11 +32,13 @@ def create_app(
     managers: Mapping[str, UserGroupManager],
     settings: RestSettings | None = None,
     apply_config: ConfigApplier | None = None,
+    routers: Sequence[APIRouter] = (),
 ) -> FastAPI:
     """The app serving `managers` (read on every request, so a live mapping may change).
 
     `apply_config` replaces the running config on `PUT /config`; by default the new config is
-    applied to every served manager, all or none.
+    applied to every served manager, all or none. `routers` add endpoints under `/ws/v1` (the
+    elastic quota view, the simulator's YuniKorn views), with the same error handling.
     """
     settings = settings or RestSettings()
 
@@ -60,6 +62,8 @@ def create_app(
                                Coalescer(settings.snapshot_interval))
     for module in (usage_routes, config_routes, ops_routes):
         app.include_router(module.router, prefix=PREFIX)
+    for router in routers:
+        app.include_router(router, prefix=PREFIX)
     install_error_handlers(app)
     use_corrected_openapi(app)
     app.add_middleware(RawPathRouting)

@@ -10,9 +10,10 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import uvicorn
+from fastapi import APIRouter
 
 from quotactor.logs import get_logger
 from quotactor.rest.app import PREFIX, create_app
@@ -93,6 +94,7 @@ def start_rest_server(
     worker_threads: int = 8,
     snapshot_interval: float = 0.05,
     backlog: int = 128,
+    routers: Sequence[APIRouter] = (),
 ) -> RestServer:
     """Serve `managers` (partition name -> manager) over HTTP from a daemon thread.
 
@@ -104,14 +106,14 @@ def start_rest_server(
     requests waiting for them (each still taken after its request arrived). `managers` is read
     on every request: pass a `Partitions` to add or remove partitions while serving.
     `apply_config` replaces the config on `PUT /config` (default: applied to every served
-    manager, all or none).
+    manager, all or none). `routers` add endpoints under `/ws/v1`.
     """
     for name, manager in managers.items():
         if manager.partition != name:
             raise ValueError(f"manager of partition {manager.partition!r} listed as {name!r}")
     settings = RestSettings(admin_token, max_body_bytes, body_timeout, worker_threads,
                             snapshot_interval)
-    app = create_app(managers, settings, apply_config)
+    app = create_app(managers, settings, apply_config, routers)
     config = uvicorn.Config(
         app,
         host=host,
