@@ -54,6 +54,18 @@ class LockedBaseline:
             self.model.decrease(parts, app, res, user, remove_app)
 
 
+def run_timed(body: Callable[[int], None], threads: int, barrier: threading.Barrier) -> float:
+    """Run `body(t)` on `threads` threads released together by `barrier`; seconds taken."""
+    workers = [threading.Thread(target=body, args=(t,)) for t in range(threads)]
+    for w in workers:
+        w.start()
+    barrier.wait()
+    began = time.perf_counter()
+    for w in workers:
+        w.join()
+    return time.perf_counter() - began
+
+
 def drive(target: Any, work: Workload, threads: int, pairs: int) -> dict[str, float]:
     """Run `pairs` increase/decrease pairs per thread; return decisions/s and latencies (µs)."""
     latencies: list[list[float]] = [[] for _ in range(threads)]
@@ -76,14 +88,7 @@ def drive(target: Any, work: Workload, threads: int, pairs: int) -> dict[str, fl
             else:
                 refused[t] += 1
 
-    workers = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
-    for w in workers:
-        w.start()
-    barrier.wait()
-    began = time.perf_counter()
-    for w in workers:
-        w.join()
-    elapsed = time.perf_counter() - began
+    elapsed = run_timed(run, threads, barrier)
     flat = sorted(x for lat in latencies for x in lat)
     return {
         "calls_per_s": len(flat) / elapsed,
@@ -115,14 +120,7 @@ def drive_batches(target: Any, work: Workload, threads: int, batches: int,
             target.apply_batch(undo)
             lat.append(time.perf_counter() - start)
 
-    workers = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
-    for w in workers:
-        w.start()
-    barrier.wait()
-    began = time.perf_counter()
-    for w in workers:
-        w.join()
-    elapsed = time.perf_counter() - began
+    elapsed = run_timed(run, threads, barrier)
     flat = sorted(x for lat in latencies for x in lat)
     return {
         "decisions_per_s": threads * batches * size / elapsed,
