@@ -12,12 +12,13 @@ from quotactor.elastic import cli as elastic_cli
 from quotactor.logs import configure_logging
 from quotactor.quotatree import cli as quotatree_cli
 from quotactor.rest import cli as rest_cli
+from quotactor.sim import cli as sim_cli
 
 
-def _demo(args: argparse.Namespace) -> int:
-    from quotactor.demo import run_demo
+def _tour(args: argparse.Namespace) -> int:
+    from quotactor.tour import run_tour
 
-    json.dump(run_demo(), sys.stdout, indent=2)
+    json.dump(run_tour(), sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0
 
@@ -31,8 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-level", default="warning",
                         choices=("debug", "info", "warning", "error"))
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="track a few users under limits and print the state")
-    demo.set_defaults(func=_demo)
+    tour = sub.add_parser("tour", help="track a few users under limits and print the state")
+    tour.set_defaults(func=_tour)
+    sim_cli.add_parser(sub)
     config_cli.add_parser(sub)
     quotatree_cli.add_parser(sub)
     elastic_cli.add_parser(sub)

@@ -7,7 +7,7 @@ from typing import Any
 from quotactor.core.identity import UserGroup
 from quotactor.ugm import UserGroupManager
 
-DEMO_CONFIG = """\
+TOUR_CONFIG = """\
 partitions:
   - name: default
     queues:
@@ -32,7 +32,7 @@ partitions:
 """
 
 
-def run_demo() -> dict[str, Any]:
+def run_tour() -> dict[str, Any]:
     """Track a handful of applications, one of which a limit refuses, and report the state."""
     sue = UserGroup("sue", ["data"])
     bob = UserGroup("bob", ["data", "ops"])
@@ -44,7 +44,7 @@ def run_demo() -> dict[str, Any]:
         ("root.batch", "app-4", {"memory": 8 * gib, "vcore": 2000}, sue),
     ]
     decisions = []
-    with UserGroupManager.start(DEMO_CONFIG) as ugm:
+    with UserGroupManager.start(TOUR_CONFIG) as ugm:
         for queue, app, usage, user in steps:
             decision = ugm.decide_increase(queue, app, usage, user)
             decisions.append({

@@ -1,0 +1,287 @@
+"""`quotactor simulate` and `quotactor demo`: the command-line face of the replay.
+
+`add_parser` registers both subcommands on the `quotactor` command's subparsers; each sets
+`func`, which returns the exit code: 0 on success, 2 when an input (config, workload, cluster)
+is unusable, 1 when the run itself fails (for example a port in use for `--serve`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from quotactor.sim.citation import credit_lines
+from quotactor.sim.cluster import ClusterError, ClusterSpec, load_cluster, uniform_cluster
+from quotactor.sim.compare import format_comparison
+from quotactor.sim.jobs import Workload, WorkloadError
+from quotactor.sim.replay import ReplayOptions
+from quotactor.sim.result import SimulationResult
+from quotactor.sim.session import (
+    ConfigRun,
+    InputError,
+    Outputs,
+    load_runs,
+    run_config,
+    start_scheduler,
+    write_comparison,
+    write_outputs,
+)
+from quotactor.sim.summary import format_summary
+
+__all__ = ["add_parser", "run_demo", "run_simulate"]
+
+DEFAULT_SIMULATE_OUT = "quotactor-simulate-out"
+DEFAULT_DEMO_OUT = "quotactor-demo-out"
+_INPUT_ERRORS = (InputError, WorkloadError, ClusterError)
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register `simulate` and `demo`."""
+    simulate = subparsers.add_parser(
+        "simulate",
+        help="replay a workload through the embedded scheduler under a queue config",
+        description="Replay a workload (SWF, CSV, JSONL or synthetic) in virtual time through "
+        "the embedded YuniKorn-like scheduler, then print per-user and per-group waits and "
+        "the time limits held jobs back, and write a JSON report and PNG plots.",
+    )
+    simulate.add_argument("--config", action="append", type=Path, required=True,
+                          metavar="QUEUES.yaml",
+                          help="YuniKorn queue config; give it twice to compare two configs")
+    simulate.add_argument("--compare", type=Path, metavar="OTHER.yaml",
+                          help="a second config to replay the same workload under and compare")
+    simulate.add_argument("--workload", required=True, metavar="FILE|synthetic[:k=v,...]",
+                          help="an SWF/CSV/JSONL file (optionally .gz) or `synthetic` with "
+                          "options such as synthetic:jobs=2000,users=20,seed=7")
+    simulate.add_argument("--format", choices=("swf", "csv", "jsonl"),
+                          help="workload format (default: from the file name or contents)")
+    simulate.add_argument("--swf-groups", default="", metavar="ID=NAME,...",
+                          help="names for SWF group ids, e.g. 1=normal,2=system (default g<id>)")
+    simulate.add_argument("--with-memory", action="store_true",
+                          help="SWF: ask for each job's memory as well as its processors")
+    _cluster_args(simulate)
+    simulate.add_argument("--packing", choices=("dense", "none"), default="dense",
+                          help="tasks per ask: as many as fit on a node (dense, default) or one")
+    simulate.add_argument("--partition", default="",
+                          help="partition to submit to (default: the config's first)")
+    simulate.add_argument("--jobs", type=int, metavar="N",
+                          help="replay only the first N jobs (in submit order)")
+    _output_args(simulate, DEFAULT_SIMULATE_OUT)
+    simulate.set_defaults(func=run_simulate, sim_command="simulate")
+
+    demo = subparsers.add_parser(
+        "demo",
+        help="replay the bundled NASA iPSC/860 trace (1993) under example limits",
+        description="Replay the NASA Ames iPSC/860 log of Oct-Dec 1993 (18,239 jobs, 69 "
+        "users, from the Parallel Workloads Archive) on its 128 processors under an example "
+        "config with user, wildcard, group and queue limits; print the summary and write the "
+        "report and plots.",
+    )
+    demo.add_argument("--jobs", type=int, metavar="N",
+                      help="replay only the first N jobs of the trace (default: all)")
+    _output_args(demo, DEFAULT_DEMO_OUT)
+    demo.set_defaults(func=run_demo, sim_command="demo")
+
+
+def _cluster_args(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("cluster (give --cluster or --nodes)")
+    group.add_argument("--cluster", type=Path, metavar="CLUSTER.yaml",
+                       help="nodes and capacities (see quotactor.sim.cluster)")
+    group.add_argument("--nodes", type=int, help="number of identical nodes")
+    group.add_argument("--node-vcore", default="1", metavar="Q",
+                       help="vcores per node, YuniKorn quantity (default 1)")
+    group.add_argument("--node-memory", metavar="Q", help="memory per node, e.g. 64Gi")
+
+
+def _output_args(parser: argparse.ArgumentParser, default_out: str) -> None:
+    parser.add_argument("--out", type=Path, default=Path(default_out),
+                        help=f"directory for report.json, jobs.csv and plots "
+                        f"(default ./{default_out})")
+    parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    parser.add_argument("--users", type=int, default=15, metavar="N",
+                        help="users listed in the summary, most held back first (0: all)")
+    parser.add_argument("--serve", action="store_true",
+                        help="serve the REST API (usage and scheduler views) while replaying "
+                        "and afterwards, until Ctrl-C")
+    parser.add_argument("--host", default="127.0.0.1", help="--serve address (default loopback)")
+    parser.add_argument("--port", type=int, default=9080, help="--serve port (default 9080)")
+
+
+def _cluster(args: argparse.Namespace) -> ClusterSpec:
+    if args.cluster is not None:
+        if args.nodes is not None:
+            raise ClusterError("give either --cluster or --nodes, not both")
+        return load_cluster(args.cluster)
+    if args.nodes is None:
+        raise ClusterError("give --cluster FILE or --nodes N (with --node-vcore/--node-memory)")
+    resources = {"vcore": args.node_vcore}
+    if args.node_memory:
+        resources["memory"] = args.node_memory
+    return uniform_cluster(args.nodes, resources)
+
+
+def _limit_jobs(workload: Workload, jobs: int | None) -> Workload:
+    if jobs is None:
+        return workload
+    if jobs < 1:
+        raise WorkloadError("--jobs must be at least 1")
+    return Workload(workload.source, workload.jobs[:jobs], workload.bad_lines,
+                    workload.problems, workload.header)
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    """`quotactor simulate`."""
+    from quotactor.sim.workload import load_workload, parse_group_names
+
+    paths: list[Path] = list(args.config) + ([args.compare] if args.compare else [])
+    try:
+        if len(paths) > 2:
+            raise InputError("give at most two configs (--config twice, or --compare)")
+        runs = load_runs(paths)
+        for run in runs:
+            names = [p.name for p in run.config.partitions]
+            if args.partition and args.partition not in names:
+                raise InputError(f"{run.source}: no partition {args.partition!r} "
+                                 f"(it has {', '.join(names)})")
+        cluster = _cluster(args)
+        workload = _limit_jobs(load_workload(args.workload, fmt=args.format,
+                                             group_names=parse_group_names(args.swf_groups),
+                                             with_memory=args.with_memory), args.jobs)
+    except _INPUT_ERRORS as exc:
+        print(f"quotactor simulate: {exc}", file=sys.stderr)
+        return 2
+    _report_bad_lines(workload)
+    options = ReplayOptions(partition=args.partition, packing=args.packing)
+    return _run(args, runs, workload, cluster, options, _simulate_preamble(workload))
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """`quotactor demo`."""
+    from quotactor.sim.demo import (
+        DEMO_CONFIG,
+        DEMO_GROUPS,
+        copy_demo_inputs,
+        demo_cluster,
+        demo_workload,
+    )
+
+    try:
+        workload = demo_workload(args.jobs)
+        if args.jobs is not None and args.jobs < 1:
+            raise WorkloadError("--jobs must be at least 1")
+    except WorkloadError as exc:
+        print(f"quotactor demo: {exc}", file=sys.stderr)
+        return 2
+    trace, config = copy_demo_inputs(args.out)
+    runs = load_runs([config])
+    cluster = demo_cluster()
+    days = workload.span / 86400
+    preamble = [
+        f"quotactor demo: replaying the NASA Ames iPSC/860 log (Oct-Dec 1993: "
+        f"{len(workload.jobs)} jobs, {len(workload.users)} users, {days:.0f} days)",
+        f"on its 128 processors under {DEMO_CONFIG} (wildcard user, named user, group and "
+        "queue limits).",
+        *credit_lines(workload.header, workload.source),
+        "",
+    ]
+    code = _run(args, runs, workload, cluster, ReplayOptions(label="nasa-ipsc-demo"),
+                preamble)
+    if code == 0:
+        groups = ",".join(f"{k}={v}" for k, v in sorted(DEMO_GROUPS.items()))
+        print(f"\nTry other limits: copy {config}, edit the copy, and compare:\n"
+              f"  quotactor simulate --config {config} --compare EDITED.yaml --workload {trace} "
+              f"--nodes 1 --node-vcore 128 --swf-groups {groups}")
+    return code
+
+
+def _simulate_preamble(workload: Workload) -> list[str]:
+    credit = credit_lines(workload.header, workload.source)
+    return [*credit, ""] if credit else []
+
+
+def _report_bad_lines(workload: Workload) -> None:
+    if not workload.bad_lines:
+        return
+    print(f"quotactor simulate: {workload.source}: skipped {workload.bad_lines} bad "
+          f"line{'s' if workload.bad_lines != 1 else ''}:", file=sys.stderr)
+    for problem in workload.problems[:5]:
+        print(f"  {problem}", file=sys.stderr)
+    if workload.bad_lines > 5:
+        print(f"  ... ({workload.bad_lines - 5} more)", file=sys.stderr)
+
+
+def _run(args: argparse.Namespace, runs: list[ConfigRun], workload: Workload,
+         cluster: ClusterSpec, options: ReplayOptions, preamble: list[str]) -> int:
+    """Replay under each config, print, write; with `--serve`, keep the first run's
+    scheduler and REST server up until Ctrl-C."""
+    for line in preamble:
+        print(line)
+    served: list[Any] = []
+    try:
+        results: list[SimulationResult] = []
+        for index, run in enumerate(runs):
+            scheduler = None
+            if args.serve and index == 0:
+                scheduler = start_scheduler(run, workload)
+                served.append(scheduler)
+                served.append(_serve(scheduler, args))
+            results.append(run_config(run, workload, cluster, options, scheduler))
+        compare = len(results) == 2
+        for index, result in enumerate(results):
+            if compare:
+                print(f"== {'AB'[index]}: {result.label} ==")
+            print(format_summary(result, args.users))
+            print()
+            folder = args.out / f"{'ab'[index]}-{result.label}" if compare else args.out
+            _print_outputs(write_outputs(result, folder, plots=not args.no_plots))
+        if compare:
+            print()
+            print(format_comparison(results[0], results[1]))
+            print(f"comparison: {write_comparison(results[0], results[1], args.out)}")
+        if served:
+            _wait_for_interrupt(served[1].url)
+        return 0
+    except OSError as exc:
+        print(f"quotactor {args.sim_command}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        for item in reversed(served):
+            item.stop()
+
+
+def _serve(scheduler: Any, args: argparse.Namespace) -> Any:
+    from quotactor.sim.serve import serve_scheduler
+
+    server = serve_scheduler(scheduler, args.host, args.port)
+    print(f"serving {server.url} (partitions, queues, applications, nodes, usage) during "
+          f"the replay", file=sys.stderr)
+    return server
+
+
+def _print_outputs(outputs: Outputs) -> None:
+    print(f"report: {outputs.report}")
+    print(f"jobs:   {outputs.jobs}")
+    for plot in outputs.plots:
+        print(f"plot:   {plot}")
+
+
+def _wait_for_interrupt(url: str) -> None:
+    """Block until SIGINT (Ctrl-C) or SIGTERM; both end the command normally."""
+    print(f"\nstill serving {url} with the final state; Ctrl-C to stop", file=sys.stderr)
+    done = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        done.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while not done.wait(1.0):
+            pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    print("stopped", file=sys.stderr)

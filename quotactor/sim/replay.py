@@ -1,0 +1,307 @@
+"""The discrete-event replay: a workload through the embedded scheduler in virtual time.
+
+Time jumps from one event to the next (a submission or a job's end); at each moment the
+replay first ends the jobs due, then submits the jobs due, then runs one scheduling cycle,
+which places everything that fits. A job starts when its last ask is allocated and ends
+`duration` seconds later, when the replay removes its application (releasing everything, as
+a resource manager does when a job's pods finish). Nothing sleeps and nothing waits on wall
+time, so a replay is deterministic and runs as fast as the scheduler decides.
+
+When no event is left but jobs still wait, nothing can ever change for them: they are given
+up (`never-started`, with the scheduler's last reason) and removed, so every job ends and
+every tracker returns to zero. A job needing more than the whole cluster is never submitted:
+it would hold part of the cluster forever, and no scheduler setting could let it run.
+
+A job of several asks may be allocated in part and then wait for the rest (YuniKorn places
+asks one by one). When nothing runs any more and such jobs still hold allocations, nothing
+will ever be released for them: they are deadlocked. The replay then does what an operator
+would do, it kills them (`never-started`, reason `deadlock`) so the rest of the trace can run.
+With one ask per job (a node large enough for every job) this cannot happen.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from quotactor.core.identity import UserGroup
+from quotactor.core.queue_path import ancestors, parse_queue_path
+from quotactor.core.resources import Resource
+from quotactor.logs import get_logger
+from quotactor.scheduler import ApplicationState, Ask, Scheduler, VirtualClock
+from quotactor.sim.cluster import ClusterSpec
+from quotactor.sim.jobs import Job, Workload
+from quotactor.sim.limits import group_limits, user_limits
+from quotactor.sim.outcomes import OutcomeRecorder
+from quotactor.sim.packing import Packing, plan_asks
+from quotactor.sim.progress import Progress
+from quotactor.sim.result import Performance, SimulationResult
+from quotactor.sim.stats import summarise
+from quotactor.sim.usage import UsageTimeline
+
+__all__ = ["ReplayOptions", "replay"]
+
+log = get_logger()
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayOptions:
+    """How to replay: the partition jobs go to, how tasks become asks, the report label.
+
+    `partition` empty means the scheduler's first partition; `progress` None shows a bar only
+    on a terminal.
+    """
+
+    partition: str = ""
+    packing: Packing = "dense"
+    label: str = ""
+    config_source: str = ""
+    progress: bool | None = None
+
+
+class _Running:
+    """A submitted job: what it still waits for, what it holds, where it was placed."""
+
+    __slots__ = ("group", "held", "job", "missing", "queue")
+
+    def __init__(self, job: Job, missing: int) -> None:
+        self.job = job
+        self.missing = missing
+        self.held = Resource()
+        self.group: str | None = job.groups[0] if job.groups else None
+        self.queue = ""
+
+
+def replay(scheduler: Scheduler, workload: Workload, cluster: ClusterSpec,
+           options: ReplayOptions | None = None) -> SimulationResult:
+    """Replay `workload` on `cluster` through `scheduler`, whose clock must be a
+    `VirtualClock` at or before the first submission; returns the result."""
+    return _Replay(scheduler, workload, cluster, options or ReplayOptions()).run()
+
+
+class _Replay:
+    def __init__(self, scheduler: Scheduler, workload: Workload, cluster: ClusterSpec,
+                 options: ReplayOptions) -> None:
+        clock = scheduler.clock
+        if not isinstance(clock, VirtualClock):
+            raise TypeError("a replay needs a scheduler running on a VirtualClock")
+        self.scheduler = scheduler
+        self.clock = clock
+        self.workload = workload
+        self.cluster = cluster
+        self.partition = options.partition or scheduler.partitions[0]
+        self.options = options
+        self.label = options.label or "simulation"
+        self.ugm = scheduler.ugm(self.partition)
+        self.recorder = OutcomeRecorder()
+        self.timeline = UsageTimeline()
+        self.running: dict[str, _Running] = {}
+        self.waiting: dict[str, _Running] = {}
+        self.ends: list[tuple[float, int, str]] = []
+        self.largest = max((n.capacity for n in cluster.nodes),
+                           key=lambda c: (sum(c.values()), sorted(c.items())))
+        self.capacity = cluster.capacity
+        self._fresh: list[str] = []
+        self._released = False
+        self.cycles = 0
+        self.decisions = 0
+        self.allocations = 0
+
+    def run(self) -> SimulationResult:
+        started = time.perf_counter()
+        calls_before = self.scheduler.ugm_calls
+        for node in self.cluster.nodes:
+            self.scheduler.add_node(node.node_id, node.capacity, partition=self.partition)
+        jobs = self.workload.jobs
+        progress = Progress(len(jobs), self.label, enabled=self.options.progress)
+        ended = 0
+        index = 0
+        now = jobs[0].submit
+        seq = 0
+        try:
+            while index < len(jobs) or self.ends:
+                next_arrival = jobs[index].submit if index < len(jobs) else float("inf")
+                now = min(next_arrival, self.ends[0][0] if self.ends else float("inf"))
+                self.clock.set(now)
+                while self.ends and self.ends[0][0] <= now:
+                    _, _, job_id = heapq.heappop(self.ends)
+                    self._end(job_id, now)
+                    ended += 1
+                while index < len(jobs) and jobs[index].submit <= now:
+                    ended += self._submit(jobs[index], now)
+                    index += 1
+                seq = self._cycle(now, seq)
+                if not self.running and any(e.held for e in self.waiting.values()):
+                    ended += self._break_deadlock(now)
+                    seq = self._cycle(now, seq)
+                progress.update(ended, now - jobs[0].submit)
+            ended += self._give_up(now)
+        finally:
+            progress.close()
+        wall = time.perf_counter() - started
+        performance = Performance(wall, self.cycles, self.decisions, self.allocations,
+                                  self.scheduler.ugm_calls - calls_before)
+        log.info("sim.replayed", label=self.label, jobs=len(jobs), ended=ended,
+                 wall_seconds=round(wall, 3), cycles=self.cycles)
+        return self._result(now, performance)
+
+    # -- events ------------------------------------------------------------------------------
+
+    def _submit(self, job: Job, now: float) -> int:
+        """Submit `job`; returns 1 if it ended at once (rejected), else 0."""
+        self.recorder.submitted(job, job.groups[0] if job.groups else None)
+        total = job.total
+        if not total.fits_within_strict(self.capacity):
+            self.recorder.rejected(job.job_id, now, f"needs {total}, more than the whole "
+                                   f"cluster ({self.capacity})")
+            return 1
+        asks = [Ask(plan.key, plan.resource)
+                for plan in plan_asks(job, self.largest, self.options.packing)]
+        info = self.scheduler.submit(job.job_id, UserGroup(job.user, job.groups),
+                                     queue=job.queue or "", partition=self.partition,
+                                     tags=job.tags, asks=asks)
+        if info.state is ApplicationState.REJECTED:
+            self.recorder.rejected(job.job_id, now, info.rejected_message)
+            return 1
+        entry = _Running(job, len(asks))
+        entry.queue = info.queue_path
+        entry.group = self._group(job, info.queue_path)
+        self.recorder.placed(job.job_id, entry.queue, entry.group)
+        self.waiting[job.job_id] = entry
+        self._fresh.append(job.job_id)
+        return 0
+
+    def _group(self, job: Job, queue_path: str) -> str | None:
+        """The group the trackers charge (decided by the limits), else the job's first group."""
+        levels = ancestors(parse_queue_path(queue_path))
+        resolved = self.ugm.limit_table.resolve_group(levels, job.groups)
+        return resolved or (job.groups[0] if job.groups else None)
+
+    def _cycle(self, now: float, seq: int) -> int:
+        made = self.scheduler.schedule()
+        self.cycles += 1
+        self.allocations += len(made)
+        for allocation in made:
+            entry = self.waiting.get(allocation.application_id)
+            if entry is None:
+                continue
+            self.timeline.change(now, entry.job.user, entry.group, entry.queue,
+                                 allocation.resource, 0 if entry.held else 1)
+            entry.held = entry.held + allocation.resource
+            entry.missing -= 1
+            if entry.missing == 0:
+                job_id = entry.job.job_id
+                del self.waiting[job_id]
+                self.running[job_id] = entry
+                self.recorder.started(job_id, now)
+                seq += 1
+                heapq.heappush(self.ends, (now + entry.job.duration, seq, job_id))
+        self.decisions += len(made) + len(self.waiting)
+        self._poll_waits(now, {a.application_id for a in made})
+        return seq
+
+    def _poll_waits(self, now: float, touched: set[str]) -> None:
+        """Record why waiting jobs wait. The scheduler asks again about a refused ask only
+        after a release that could change the answer, so without a release only the jobs
+        new in this cycle (or allocated in part) can have a new reason: the others are
+        not read again, which keeps a long backlog from costing a read per job per cycle."""
+        if self._released:
+            polled: Iterable[str] = list(self.waiting)
+        else:
+            polled = [j for j in (*self._fresh, *sorted(touched)) if j in self.waiting]
+        self._released = False
+        self._fresh.clear()
+        for job_id in polled:
+            wait = self.scheduler.why_pending(job_id, partition=self.partition)
+            self.recorder.waiting(job_id, now, wait.kind if wait is not None else None)
+
+    def _end(self, job_id: str, now: float) -> None:
+        entry = self.running.pop(job_id)
+        self.scheduler.remove_application(job_id, partition=self.partition)
+        self._released = True
+        self.timeline.change(now, entry.job.user, entry.group, entry.queue, -entry.held, -1)
+        self.recorder.finished(job_id, now)
+
+    def _give_up(self, now: float) -> int:
+        """End every job still waiting: nothing is left that could let it start."""
+        count = len(self.waiting)
+        for job_id in sorted(self.waiting, key=lambda j: self.waiting[j].job.line):
+            wait = self.scheduler.why_pending(job_id, partition=self.partition)
+            self._kill(job_id, now, str(wait) if wait is not None
+                       else "still waiting when the replay ended")
+        return count
+
+    def _break_deadlock(self, now: float) -> int:
+        """Kill the partly allocated jobs when nothing runs that could ever free room."""
+        victims = sorted((j for j, e in self.waiting.items() if e.held),
+                         key=lambda j: self.waiting[j].job.line)
+        log.info("sim.deadlock", at=now, jobs=victims)
+        for job_id in victims:
+            entry = self.waiting[job_id]
+            wait = self.scheduler.why_pending(job_id, partition=self.partition)
+            self._kill(job_id, now, f"deadlock: held {entry.held} of {entry.job.total} with "
+                       f"nothing running" + (f"; {wait}" if wait is not None else ""))
+        return len(victims)
+
+    def _kill(self, job_id: str, now: float, reason: str) -> None:
+        entry = self.waiting.pop(job_id)
+        self.scheduler.remove_application(job_id, partition=self.partition)
+        self._released = True
+        if entry.held:
+            self.timeline.change(now, entry.job.user, entry.group, entry.queue, -entry.held,
+                                 -1)
+        self.recorder.gave_up(job_id, now, reason)
+
+    # -- results -----------------------------------------------------------------------------
+
+    def _leftover(self) -> dict[str, Resource]:
+        """Usage or running applications still counted anywhere after every job ended
+        (empty when the books balance): in the trackers, the queues and the timeline."""
+        left: dict[str, Resource] = {}
+        for kind, key, snapshots in (("user", "userName", self.ugm.users_usage()),
+                                     ("group", "groupName", self.ugm.groups_usage())):
+            for snapshot in snapshots:
+                root = snapshot["queues"]
+                held = Resource(root.get("resourceUsage", {})) + Resource(
+                    {"runningApplications": len(root.get("runningApplications", ()))})
+                if held:
+                    left[f"{kind}:{snapshot[key]}"] = held
+        for queue in self.scheduler.queues(partition=self.partition):
+            held = queue.allocated + Resource({"runningApplications":
+                                               len(queue.running_applications)})
+            if held:
+                left[f"queue:{queue.path}"] = held
+        for (kind, name), (usage, apps) in self.timeline.current().items():
+            if usage or apps:
+                left[f"timeline:{kind}:{name}"] = usage + Resource({"runningJobs": apps})
+        return left
+
+    def _result(self, end: float, performance: Performance) -> SimulationResult:
+        outcomes = self.recorder.outcomes()
+        user_series = self.timeline.series("user")
+        group_series = self.timeline.series("group")
+        total = self.timeline.total()
+        everybody, users, groups = summarise(outcomes, user_series, group_series, total)
+        table = self.ugm.limit_table
+        return SimulationResult(
+            label=self.label,
+            config_source=self.options.config_source,
+            workload=self.workload,
+            cluster=self.cluster,
+            outcomes=outcomes,
+            everybody=everybody,
+            users=users,
+            groups=groups,
+            user_series=user_series,
+            group_series=group_series,
+            queue_series=self.timeline.series("queue"),
+            total_series=total,
+            user_limits=user_limits(table, [u.name for u in users]),
+            group_limits=group_limits(table, [g.name for g in groups]),
+            start_time=self.workload.jobs[0].submit,
+            end_time=end,
+            leftover=self._leftover(),
+            performance=performance,
+        )

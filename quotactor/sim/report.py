@@ -1,0 +1,109 @@
+"""The JSON report and the per-job CSV a replay leaves in its output directory.
+
+The report holds what a reader needs to judge a configuration without rerunning it: the
+figures per user and group, the limits that applied, peaks per queue, the jobs that never
+ran, and the credit due to the trace's contributor. Keys follow YuniKorn's camelCase.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from quotactor.sim.citation import acknowledgement
+from quotactor.sim.limits import LimitLine
+from quotactor.sim.result import SimulationResult
+from quotactor.sim.stats import EntityStats
+
+__all__ = ["JOBS_FILE", "REPORT_FILE", "build_report", "stats_json", "write_jobs_csv",
+           "write_report"]
+
+REPORT_FILE = "report.json"
+JOBS_FILE = "jobs.csv"
+_HELD_KEYS = {"user": "userLimit", "group": "groupLimit", "queue": "queueLimit",
+              "node": "noNode"}
+
+
+def _seconds(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def stats_json(stats: EntityStats, limits: tuple[LimitLine, ...] = ()) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": stats.name,
+        "jobs": stats.jobs,
+        "completed": stats.completed,
+        "rejected": stats.rejected,
+        "neverStarted": stats.never_started,
+        "meanWaitSeconds": _seconds(stats.mean_wait),
+        "p95WaitSeconds": _seconds(stats.p95_wait),
+        "maxWaitSeconds": _seconds(stats.max_wait),
+        "heldSeconds": {_HELD_KEYS[k]: round(v, 3) for k, v in stats.held.items()},
+        "peakUsage": stats.peak.to_dict(),
+        "peakRunningJobs": stats.peak_running,
+    }
+    if limits:
+        out["limits"] = [line.to_json() for line in limits]
+    return out
+
+
+def build_report(result: SimulationResult) -> dict[str, Any]:
+    """The report as a JSON-ready dict; everything but `performance` is deterministic."""
+    workload = result.workload
+    unfinished = [o for o in result.outcomes if o.state.value != "completed"]
+    report: dict[str, Any] = {
+        "label": result.label,
+        "config": result.config_source,
+        "workload": {
+            "source": workload.source,
+            "jobs": len(workload.jobs),
+            "users": len(workload.users),
+            "groups": len(workload.groups),
+            "badLines": workload.bad_lines,
+            "problems": [str(p) for p in workload.problems],
+        },
+        "cluster": {"nodes": len(result.cluster.nodes),
+                    "capacity": result.cluster.capacity.to_dict()},
+        "virtualSeconds": round(result.end_time - result.start_time, 3),
+        "totals": stats_json(result.everybody),
+        "groups": [stats_json(g, result.group_limits.get(g.name, ())) for g in result.groups],
+        "users": [stats_json(u, result.user_limits.get(u.name, ())) for u in result.users],
+        "queues": [{"queuePath": name, "peakUsage": series.peak().to_dict(),
+                    "peakRunningJobs": series.peak_running()}
+                   for name, series in sorted(result.queue_series.items())],
+        "notCompleted": [{"jobId": o.job_id, "user": o.user, "state": o.state.value,
+                          "reason": o.reason} for o in unfinished[:100]],
+        "leftoverUsage": {k: v.to_dict() for k, v in sorted(result.leftover.items())},
+    }
+    credit = acknowledgement(workload.header, workload.source)
+    if credit:
+        report["acknowledgement"] = credit
+    report["performance"] = result.performance.to_json()
+    return report
+
+
+def write_report(result: SimulationResult, out_dir: Path) -> Path:
+    path = out_dir / REPORT_FILE
+    path.write_text(json.dumps(build_report(result), indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def write_jobs_csv(result: SimulationResult, out_dir: Path) -> Path:
+    """One row per job: its fate, its wait, and the time each obstacle held it back."""
+    path = out_dir / JOBS_FILE
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["job_id", "user", "group", "queue", "state", "submit", "start", "end",
+                         "wait", "held_user", "held_group", "held_queue", "held_node",
+                         "reason"])
+        for o in result.outcomes:
+            writer.writerow([o.job_id, o.user, o.group or "", o.queue, o.state.value,
+                             f"{o.submit:g}", _cell(o.start), _cell(o.end), _cell(o.wait),
+                             *(f"{o.held.get(k, 0.0):g}" for k in _HELD_KEYS), o.reason])
+    return path
+
+
+def _cell(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"

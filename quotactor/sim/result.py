@@ -1,0 +1,81 @@
+"""Everything one replay produced, as one frozen value that reports, plots and comparisons read.
+
+Results are deterministic for a given workload, cluster and configuration, except for
+`performance` (wall-clock figures), which is kept apart so that two runs compare equal on
+everything that matters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from quotactor.core.resources import Resource
+from quotactor.sim.cluster import ClusterSpec
+from quotactor.sim.jobs import Workload
+from quotactor.sim.limits import LimitLine
+from quotactor.sim.outcomes import JobOutcome
+from quotactor.sim.stats import EntityStats
+from quotactor.sim.usage import Series
+
+__all__ = ["Performance", "SimulationResult"]
+
+
+@dataclass(frozen=True, slots=True)
+class Performance:
+    """How fast the replay ran: wall time, scheduling cycles, and decisions made.
+
+    A decision is one answer of a cycle: each allocation it made, and "hold" for each job
+    still waiting after it (held back by a limit or by full nodes, whether the scheduler
+    checked again or knew the obstacle had not moved).
+    """
+
+    wall_seconds: float
+    cycles: int
+    decisions: int
+    allocations: int
+    tracker_calls: int
+
+    @property
+    def decisions_per_second(self) -> float:
+        return self.decisions / self.wall_seconds if self.wall_seconds > 0 else 0.0
+
+    def to_json(self) -> dict[str, float | int]:
+        return {"wallSeconds": round(self.wall_seconds, 3), "cycles": self.cycles,
+                "decisions": self.decisions, "allocations": self.allocations,
+                "trackerCalls": self.tracker_calls,
+                "decisionsPerSecond": round(self.decisions_per_second, 1)}
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationResult:
+    """One replay of `workload` on `cluster` under the configuration called `label`.
+
+    Times are the workload's own (seconds); `start_time` is the first submission and
+    `end_time` the moment the last job ended, so `end_time - start_time` is the virtual span.
+    """
+
+    label: str
+    config_source: str
+    workload: Workload
+    cluster: ClusterSpec
+    outcomes: tuple[JobOutcome, ...]
+    everybody: EntityStats
+    users: tuple[EntityStats, ...]
+    groups: tuple[EntityStats, ...]
+    user_series: Mapping[str, Series]
+    group_series: Mapping[str, Series]
+    queue_series: Mapping[str, Series]
+    total_series: Series
+    user_limits: Mapping[str, tuple[LimitLine, ...]]
+    group_limits: Mapping[str, tuple[LimitLine, ...]]
+    start_time: float
+    end_time: float
+    leftover: Mapping[str, Resource]
+    performance: Performance
+
+    @property
+    def primary_resource(self) -> str:
+        """The resource plots and tables show: vcore when jobs ask for it, else the first."""
+        names = sorted({n for job in self.workload.jobs[:1000] for n in job.total})
+        return "vcore" if "vcore" in names or not names else names[0]

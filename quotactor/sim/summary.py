@@ -1,0 +1,65 @@
+"""The text summary `simulate` and `demo` print: who waited, how long, and which limit held
+them back. Users are many in real traces, so the table lists those who waited most and says
+how many more are in the report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from quotactor.sim.fmt import duration, quantity, render_table
+from quotactor.sim.result import SimulationResult
+from quotactor.sim.stats import EntityStats
+
+__all__ = ["format_summary", "stats_rows"]
+
+_HEADER = ("JOBS", "DONE", "REJ", "NEVER", "MEAN WAIT", "P95 WAIT", "HELD:USER", "HELD:GROUP",
+           "HELD:QUEUE", "HELD:NODE")
+
+
+def _held_total(stats: EntityStats) -> float:
+    return sum(stats.held.values())
+
+
+def stats_rows(rows: Sequence[EntityStats], resource: str) -> list[list[str]]:
+    return [[
+        s.name, str(s.jobs), str(s.completed), str(s.rejected), str(s.never_started),
+        duration(s.mean_wait), duration(s.p95_wait),
+        duration(s.held.get("user", 0.0)), duration(s.held.get("group", 0.0)),
+        duration(s.held.get("queue", 0.0)), duration(s.held.get("node", 0.0)),
+        quantity(resource, s.peak.get(resource, 0)),
+    ] for s in rows]
+
+
+def format_summary(result: SimulationResult, max_users: int = 15) -> str:
+    """The summary block; `max_users` 0 lists every user."""
+    resource = result.primary_resource
+    peak = f"PEAK {resource.upper()}"
+    workload = result.workload
+    perf = result.performance
+    span = duration(result.end_time - result.start_time)
+    lines = [
+        f"{result.label}: {len(workload.jobs)} jobs, {len(workload.users)} users, "
+        f"{len(workload.groups)} groups from {workload.source}",
+        f"cluster: {result.cluster.describe()}; virtual time {span}; "
+        f"replayed in {perf.wall_seconds:.1f}s ({perf.cycles} cycles, {perf.decisions} "
+        f"decisions, {perf.decisions_per_second:,.0f}/s)",
+    ]
+    if workload.bad_lines:
+        lines.append(f"skipped {workload.bad_lines} bad input lines (first: "
+                     f"{workload.problems[0]})")
+    lines.append("")
+    lines.append(render_table(("GROUP", *_HEADER, peak),
+                              stats_rows([*result.groups, result.everybody], resource)))
+    users = sorted(result.users, key=lambda s: (-_held_total(s), -(s.mean_wait or 0), s.name))
+    shown = users if max_users <= 0 else users[:max_users]
+    lines.append("")
+    lines.append(render_table(("USER", *_HEADER, peak), stats_rows(shown, resource)))
+    if len(shown) < len(users):
+        lines.append(f"... {len(users) - len(shown)} more users (held back least) in the report")
+    lines.append("HELD:* = time jobs were held back by a user, group or queue limit, or by "
+                 "full nodes, summed over the jobs")
+    leftover = {k: v for k, v in result.leftover.items() if v}
+    if leftover:
+        lines.append("")
+        lines.append(f"WARNING: usage left in trackers after the replay: {leftover}")
+    return "\n".join(lines)
