@@ -34,8 +34,9 @@ from quotactor.core.errors import InvalidRequest
 from quotactor.core.identity import UserGroup
 from quotactor.core.limits import EMPTY_TABLE, LimitTable
 from quotactor.core.queue_path import parse_queue_path
+from quotactor.core.queue_tracker import merge_headroom
 from quotactor.core.resources import QuantityError, Resource
-from quotactor.core.tracker import GroupTrackerState, UserTrackerState
+from quotactor.core.tracker import new_state
 from quotactor.metrics import Metrics
 
 __all__ = ["UserGroupManager"]
@@ -222,19 +223,20 @@ class UserGroupManager:
         _check_app(application_id)
         _check_user(user)
         plan: ReadPlan = self._call(self._manager_ref(), PlanRead, parts, application_id, user)
-        if plan.user_part is not None:
-            user_side: ReadResult = plan.user_part.get(timeout=self.timeout)
-        else:
-            state = UserTrackerState(user.user)
-            user_side = ReadResult(state.headroom(plan.table, parts),
-                                   state.can_run_app(plan.table, parts, application_id))
+
+        def side(kind: str, name: str, part: pykka.Future[Any] | None) -> ReadResult:
+            """A live tracker's answer, or that of an empty state when it has none."""
+            if part is not None:
+                answer: ReadResult = part.get(timeout=self.timeout)
+                return answer
+            state = new_state(kind, name)
+            return ReadResult(state.headroom(plan.table, parts),
+                              state.can_run_app(plan.table, parts, application_id))
+
+        user_side = side("user", user.user, plan.user_part)
         if plan.group is None:
             return user_side, None
-        if plan.group_part is not None:
-            return user_side, plan.group_part.get(timeout=self.timeout)
-        group = GroupTrackerState(plan.group)
-        return user_side, ReadResult(group.headroom(plan.table, parts),
-                                     group.can_run_app(plan.table, parts, application_id))
+        return user_side, side("group", plan.group, plan.group_part)
 
     def headroom(
         self, queue_path: str, application_id: str, user: UserGroup
@@ -242,15 +244,8 @@ class UserGroupManager:
         """What the user may still add here: limit minus usage, the minimum over every limited
         level of the user and the app's group; None when nothing limits them. A read."""
         user_side, group_side = self._read(queue_path, application_id, user)
-        if group_side is None or group_side.headroom is None:
-            return user_side.headroom
-        if user_side.headroom is None:
-            return group_side.headroom
-        merged = dict(user_side.headroom)
-        for name, room in group_side.headroom.items():
-            if name not in merged or room < merged[name]:
-                merged[name] = room
-        return merged
+        return merge_headroom(user_side.headroom,
+                              None if group_side is None else group_side.headroom)
 
     def can_run_app(self, queue_path: str, application_id: str, user: UserGroup) -> bool:
         """Whether the app runs already or a new one fits every maxApplications. A read."""
@@ -260,9 +255,7 @@ class UserGroupManager:
     def _snapshots(self, kind: Kind, name: str | None) -> list[dict[str, Any]]:
         plan: SnapshotPlan = self._call(self._manager_ref(), PlanSnapshot, kind, name)
         out = [future.get(timeout=self.timeout) for future in plan.parts]
-        for virtual in plan.virtual:
-            state = UserTrackerState(virtual) if kind == "user" else GroupTrackerState(virtual)
-            out.append(state.snapshot(plan.table))
+        out.extend(new_state(kind, virtual).snapshot(plan.table) for virtual in plan.virtual)
         key = "userName" if kind == "user" else "groupName"
         return sorted(out, key=lambda s: s[key])
 

@@ -171,9 +171,6 @@ class LimitTable:
     def group_limit_paths(self, group: str) -> tuple[str, ...]:
         return self._by_group.get(group, ())
 
-    def is_limited(self) -> bool:
-        return bool(self._user_named or self._user_wild or self._group_named)
-
     def limit_count(self) -> int:
         return sum(len(v) for v in self.entries.values())
 

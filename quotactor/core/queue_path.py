@@ -39,5 +39,14 @@ def parse_queue_path(path: object) -> tuple[str, ...]:
 
 
 def ancestors(parts: tuple[str, ...]) -> list[str]:
-    """Every path from the leaf up to root: `root.a.b` -> [`root.a.b`, `root.a`, `root`]."""
-    return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
+    """Every path from the leaf up to root: `root.a.b` -> [`root.a.b`, `root.a`, `root`].
+
+    The joins are cached like `parse_queue_path` (every increase needs them twice, for the
+    user and the group); each caller gets its own list.
+    """
+    return list(_ancestors(parts))
+
+
+@lru_cache(maxsize=65536)
+def _ancestors(parts: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(".".join(parts[:i]) for i in range(len(parts), 0, -1))

@@ -10,14 +10,14 @@ judged under whichever limit table the operation carries.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from quotactor.core.limits import Limit
 from quotactor.core.resources import Resource
 
-__all__ = ["QueueNode", "Refusal", "LimitLookup"]
+__all__ = ["QueueNode", "Refusal", "LimitLookup", "merge_headroom"]
 
 LimitLookup = Callable[[str], "Limit | None"]
 
@@ -77,7 +77,7 @@ class QueueNode:
     def check_increase(
         self,
         parts: tuple[str, ...],
-        paths: list[str],
+        paths: Sequence[str],
         app: str,
         usage: Resource,
         limit_at: LimitLookup,
@@ -158,7 +158,7 @@ class QueueNode:
         _prune_path(nodes, parts)
 
     def headroom(
-        self, parts: tuple[str, ...], paths: list[str], limit_at: LimitLookup
+        self, parts: tuple[str, ...], paths: Sequence[str], limit_at: LimitLookup
     ) -> dict[str, int] | None:
         """Component-wise min of limit minus usage over every limited level, None if none."""
         existing = self.walk_existing(parts)
@@ -171,16 +171,11 @@ class QueueNode:
             level = depth - 1 - i
             usage = existing[level].usage if level < len(existing) else _NO_USAGE
             room = {n: cap - usage.get(n, 0) for n, cap in limit.max_resources.items()}
-            if result is None:
-                result = room
-            else:
-                for n, q in room.items():
-                    if n not in result or q < result[n]:
-                        result[n] = q
+            result = merge_headroom(result, room)
         return result
 
     def can_run_app(
-        self, parts: tuple[str, ...], paths: list[str], app: str, limit_at: LimitLookup
+        self, parts: tuple[str, ...], paths: Sequence[str], app: str, limit_at: LimitLookup
     ) -> bool:
         """True when the app runs already or fits under every `maxApplications` on the path."""
         existing = self.walk_existing(parts)
@@ -218,6 +213,22 @@ class QueueNode:
 
 
 _NO_USAGE: Mapping[str, int] = {}
+
+
+def merge_headroom(
+    first: dict[str, int] | None, second: dict[str, int] | None
+) -> dict[str, int] | None:
+    """Per-name minimum of two headrooms; a name absent from one is unlimited there, and None
+    (nothing limited) leaves the other as it is."""
+    if first is None:
+        return second
+    if second is None:
+        return first
+    merged = dict(first)
+    for name, room in second.items():
+        if name not in merged or room < merged[name]:
+            merged[name] = room
+    return merged
 
 
 def _add(usage: dict[str, int], delta: Iterable[tuple[str, int]], sign: int) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 from quotactor.core.identity import UserGroup
 from quotactor.core.limits import EMPTY_TABLE, LimitTable
 from quotactor.core.queue_path import ancestors
-from quotactor.core.queue_tracker import Refusal
+from quotactor.core.queue_tracker import Refusal, merge_headroom
 from quotactor.core.resources import Resource
 from quotactor.core.tracker import GroupTrackerState, UserTrackerState
 
@@ -86,18 +86,8 @@ class ReferenceTracking:
         group_name = self._group_for_read(parts, app, user)
         if group_name is None:
             return user_room
-        group_room = (self.groups.get(group_name) or GroupTrackerState(group_name)).headroom(
-            self.table, parts
-        )
-        if group_room is None:
-            return user_room
-        if user_room is None:
-            return group_room
-        merged = dict(user_room)
-        for name, room in group_room.items():
-            if name not in merged or room < merged[name]:
-                merged[name] = room
-        return merged
+        group = self.groups.get(group_name) or GroupTrackerState(group_name)
+        return merge_headroom(user_room, group.headroom(self.table, parts))
 
     def can_run_app(self, parts: tuple[str, ...], app: str, user: UserGroup) -> bool:
         state = self.users.get(user.user) or UserTrackerState(user.user)

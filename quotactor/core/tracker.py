@@ -15,7 +15,7 @@ from quotactor.core.queue_path import ROOT, ancestors
 from quotactor.core.queue_tracker import QueueNode, Refusal
 from quotactor.core.resources import Resource
 
-__all__ = ["UserTrackerState", "GroupTrackerState", "TrackerState"]
+__all__ = ["GroupTrackerState", "TrackerState", "UserTrackerState", "new_state"]
 
 
 class TrackerState:
@@ -32,9 +32,6 @@ class TrackerState:
     def is_empty(self) -> bool:
         """No usage and no running application: the tracker can be retired."""
         return self.root.is_empty()
-
-    def usage(self) -> Resource:
-        return Resource(self.root.usage)
 
     def limit_lookup(self, table: LimitTable) -> Any:
         raise NotImplementedError
@@ -158,9 +155,7 @@ class GroupTrackerState(TrackerState):
         return out
 
 
-def virtual_snapshot(kind: str, name: str, table: LimitTable) -> dict[str, Any]:
-    """The snapshot of a user or group that only the config names (no usage, no actor)."""
-    state: TrackerState = UserTrackerState(name) if kind == "user" else GroupTrackerState(name)
-    return state.snapshot(table)  # type: ignore[attr-defined, no-any-return]
-
-
+def new_state(kind: str, name: str) -> UserTrackerState | GroupTrackerState:
+    """An empty tracker state: how a user or group without a live tracker (untracked, or only
+    named by the config) is judged and shown."""
+    return UserTrackerState(name) if kind == "user" else GroupTrackerState(name)
