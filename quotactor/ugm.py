@@ -2,7 +2,8 @@
 
 Arguments are validated here, on the caller's thread, before any message is sent: a bad call
 raises `InvalidRequest` and the actors never see it. Every call waits (with a timeout) until
-its effect is visible to any later call from any thread.
+its effect is visible to any later call from any thread. A change is routed by the manager
+first, then delivered to the user tracker (which asks the group): user before group, always.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from typing import Any
 
 import pykka
 
+from quotactor.actors._pool import WorkerPool, call
 from quotactor.actors.config import ApplyConfig, ConfigActor
-from quotactor.actors.manager import ManagerActor, ReadPlan, SnapshotPlan
+from quotactor.actors.manager import ManagerActor, ReadPlan, Retirement, Share, SnapshotPlan
 from quotactor.actors.messages import (
-    Batch,
     Decision,
     Decrease,
     Increase,
@@ -26,6 +27,7 @@ from quotactor.actors.messages import (
     PlanRead,
     PlanSnapshot,
     ReadResult,
+    Route,
     Shutdown,
     Stats,
 )
@@ -57,6 +59,7 @@ class UserGroupManager:
         self._loaded: Any = None
         self._table: LimitTable = EMPTY_TABLE
         self._servers: list[Any] = []
+        self._manager_pool: WorkerPool | None = None
         self._lock = threading.Lock()
         self.metrics = Metrics(partition)
 
@@ -66,7 +69,8 @@ class UserGroupManager:
     ) -> UserGroupManager:
         """Start the actor system, applying `config` first (`ConfigError` if it is invalid)."""
         ugm = cls(partition, timeout)
-        ugm._manager = ManagerActor.start(partition)
+        ugm._manager_pool = WorkerPool("manager", 1)
+        ugm._manager = ManagerActor.start(ugm._manager_pool, partition)
         ugm._config = ConfigActor.start(ugm._manager, partition)
         try:
             if config is not None:
@@ -94,18 +98,19 @@ class UserGroupManager:
     def stop(self) -> None:
         """Stop every server and actor this manager started; safe to call twice."""
         with self._lock:
-            manager, config = self._manager, self._config
-            self._manager = self._config = None
+            manager, config, pool = self._manager, self._config, self._manager_pool
+            self._manager = self._config = self._manager_pool = None
             servers, self._servers = self._servers, []
         for server in servers:
             server.stop()
         if config is not None:
             config.stop(block=True, timeout=self.timeout)
         if manager is not None:
-            done: pykka.Future[Any] = pykka.ThreadingFuture()
-            manager.tell(Shutdown(done))
-            done.get(timeout=self.timeout)
+            retirement: Retirement = call(manager, Shutdown(), self.timeout)
+            retirement.stop(self.timeout)
             manager.stop(block=True, timeout=self.timeout)
+        if pool is not None:
+            pool.shutdown(self.timeout)
 
     # -- configuration ---------------------------------------------------------------
 
@@ -115,7 +120,7 @@ class UserGroupManager:
         Raises `ConfigError` and changes nothing when the config is invalid.
         """
         try:
-            loaded, table = self._call(self._config_ref(), ApplyConfig, config)
+            loaded, table = self._config_ref().ask(ApplyConfig(config), timeout=self.timeout)
         except ValueError:
             self.metrics.record_reload(False)
             raise
@@ -151,8 +156,7 @@ class UserGroupManager:
         res = _resource(usage)
         _check_user(user)
         started = time.perf_counter()
-        decision: Decision = self._call(self._manager_ref(), Increase, parts, application_id,
-                                        res, user)
+        decision: Decision = self._apply((Increase(parts, application_id, res, user),))[0]
         self.metrics.record_increase(None if decision.ok else decision.refusal,
                                      time.perf_counter() - started)
         return decision
@@ -168,8 +172,7 @@ class UserGroupManager:
         if res.has_negative():
             raise InvalidRequest(f"a decrease cannot carry negative quantities: {res}")
         _check_user(user)
-        self._call(self._manager_ref(), Decrease, parts, application_id, res, user,
-                   bool(remove_app))
+        self._apply((Decrease(parts, application_id, res, user, bool(remove_app)),))
         self.metrics.decreases.inc()
 
     def apply_batch(
@@ -182,7 +185,6 @@ class UserGroupManager:
         `InvalidRequest` and nothing is applied.
         """
         items: list[Increase | Decrease] = []
-        futures: list[pykka.Future[Any]] = []
         for change in changes:
             if not isinstance(change, UsageIncrease | UsageDecrease):
                 raise InvalidRequest(f"not a usage change: {change!r}")
@@ -190,20 +192,17 @@ class UserGroupManager:
             _check_app(change.application_id)
             res = _resource(change.usage)
             _check_user(change.user)
-            future: pykka.Future[Any] = pykka.ThreadingFuture()
-            futures.append(future)
             if isinstance(change, UsageIncrease):
-                items.append(Increase(parts, change.application_id, res, change.user, future))
+                items.append(Increase(parts, change.application_id, res, change.user))
             else:
                 if res.has_negative():
                     raise InvalidRequest(f"a decrease cannot carry negative quantities: {res}")
                 items.append(Decrease(parts, change.application_id, res, change.user,
-                                      bool(change.remove_app), future))
+                                      bool(change.remove_app)))
         if not items:
             return []
         started = time.perf_counter()
-        self._call(self._manager_ref(), Batch, tuple(items))
-        results: list[Decision | None] = [f.get(timeout=self.timeout) for f in futures]
+        results = self._apply(tuple(items))
         per_item = (time.perf_counter() - started) / len(results)
         decreases = 0
         for result in results:
@@ -319,9 +318,31 @@ class UserGroupManager:
         return ref
 
     def _call(self, ref: pykka.ActorRef[Any], message_type: Any, *args: Any) -> Any:
-        future: pykka.Future[Any] = pykka.ThreadingFuture()
-        ref.tell(message_type(*args, future))
-        return future.get(timeout=self.timeout)
+        return call(ref, message_type(*args), self.timeout)
+
+    def _apply(self, items: tuple[Increase | Decrease, ...]) -> list[Decision | None]:
+        """Route the items, then deliver each user's share: the answers, in the items' order.
+
+        Every share is delivered even when an earlier one failed, so that the manager sees
+        each routed operation done; then the first failure is raised.
+        """
+        shares: tuple[Share, ...] = self._call(self._manager_ref(), Route, items)
+        results: list[Decision | None] = [None] * len(items)
+        failure: BaseException | None = None
+        for ref, share in shares:
+            try:
+                answers = call(ref, share, self.timeout)
+            except Exception as exc:
+                failure = failure or exc
+                continue
+            for item, answer in zip(share.items, answers, strict=True):
+                if isinstance(answer, BaseException):
+                    failure = failure or answer
+                else:
+                    results[item.index] = answer
+        if failure is not None:
+            raise failure
+        return results
 
 
 def _resource(usage: Any) -> Resource:

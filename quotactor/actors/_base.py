@@ -13,21 +13,24 @@ log = get_logger()
 
 
 class SafeReceive:
-    """Handler errors are logged and answered, never fatal.
+    """A handler error reaches whoever waits for the answer, and never kills the actor.
 
-    pykka stops an actor whose `tell` handler raises; a tracker that died would silently drop
-    usage. So each handler's exception goes to the message's reply future (if any) and the log.
+    A message that carries its own reply future (one actor asks, another answers) gets the
+    exception on that future, and the error is logged. Any other error is raised to the sender
+    of an ask, or logged by the pooled runtime for a tell: pykka would stop an actor whose
+    `tell` handler raises, and a tracker that died would silently drop usage.
     """
 
     def on_receive(self, message: Any) -> Any:
         try:
             return self.handle(message)
         except Exception:
+            reply = getattr(message, "reply", None)
+            if not isinstance(reply, pykka.Future):
+                raise
             log.exception("actor_handler_failed", actor=type(self).__name__,
                           message=type(message).__name__)
-            reply = getattr(message, "reply", None)
-            if isinstance(reply, pykka.Future):
-                reply.set_exception(sys.exc_info())
+            reply.set_exception(sys.exc_info())
             return None
 
     def handle(self, message: Any) -> Any:

@@ -8,13 +8,13 @@ the new one, never a mix.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import Any
 
 import pykka
 
 from quotactor.actors._base import SafeActor
+from quotactor.actors._pool import call
 from quotactor.actors.messages import SwitchTable
 from quotactor.core.limits import LimitTable
 from quotactor.limit_table import limit_table
@@ -22,8 +22,9 @@ from quotactor.limit_table import limit_table
 
 @dataclass(frozen=True, slots=True)
 class ApplyConfig:
+    """Asked; the answer is `(loaded config, limit table)`, or the `ConfigError` raised."""
+
     source: Any
-    reply: pykka.Future[Any]
 
 
 class ConfigActor(SafeActor):
@@ -37,16 +38,9 @@ class ConfigActor(SafeActor):
     def handle(self, message: Any) -> Any:
         if not isinstance(message, ApplyConfig):
             raise TypeError(f"unexpected message {type(message).__name__}")
-        try:
-            loaded, table = limit_table(message.source, self.partition)
-        except ValueError:
-            message.reply.set_exception(sys.exc_info())
-            return None
-        switched: pykka.Future[Any] = pykka.ThreadingFuture()
-        self.manager.tell(SwitchTable(table, switched))
-        switched.get(timeout=30.0)
-        message.reply.set((loaded, table))
-        return None
+        loaded, table = limit_table(message.source, self.partition)
+        call(self.manager, SwitchTable(table), 30.0)
+        return loaded, table
 
 
 __all__ = ["ApplyConfig", "ConfigActor", "LimitTable"]

@@ -29,16 +29,22 @@ class GroupTrackerActor(SafeReceive, PooledActor):
     answers about one group reach the manager through different user trackers, out of order.
     """
 
+    registered = False
+
     def __init__(self, pool: WorkerPool, name: str) -> None:
         super().__init__(pool)
         self.state = GroupTrackerState(name)
         self.seq = 0
         self._applied: OrderedDict[int, tuple[GroupIncrease, bool]] = OrderedDict()
-        self.log = log.bind(group=name)
 
     def _status(self, ok: bool, refusal: Any = None) -> GroupStatus:
         self.seq += 1
         return GroupStatus(ok, refusal, self.seq, self.state.is_empty())
+
+    @property
+    def log(self) -> Any:
+        """Bound on use: trackers are created by the thousand and rarely log."""
+        return log.bind(group=self.state.name)
 
     def handle(self, message: Any) -> Any:
         if isinstance(message, GroupIncrease):

@@ -1,9 +1,10 @@
 """The manager actor: creates, routes to and retires the trackers of one partition.
 
 The manager never blocks and never waits on a tracker: it stamps each operation with the limit
-table in force and the group the application counts for, hands it to the user tracker with the
-caller's future, and moves on. Trackers answer the caller themselves and tell the manager when
-an operation is done.
+table in force and the group the application counts for, and answers the sender with one share
+per user tracker, which the sender then delivers. Trackers answer the sender and tell the
+manager when an operation is done. It runs on the pooled runtime, so an idle manager routes on
+the sender's own thread.
 
 Retirement (the seed's "unlink race"): the manager counts, per tracker, the operations it has
 routed there and not yet seen done. A tracker is retired only when that count is zero and its
@@ -20,11 +21,10 @@ from typing import Any
 
 import pykka
 
-from quotactor.actors._base import SafeActor, log
-from quotactor.actors._pool import WorkerPool
+from quotactor.actors._base import SafeReceive, log
+from quotactor.actors._pool import PooledActor, WorkerPool, deliver, stop_now
 from quotactor.actors.group_tracker import GroupTrackerActor
 from quotactor.actors.messages import (
-    Batch,
     Decrease,
     Done,
     Increase,
@@ -32,6 +32,7 @@ from quotactor.actors.messages import (
     PlanRead,
     PlanSnapshot,
     ReadPart,
+    Route,
     Shutdown,
     SnapshotPart,
     Stats,
@@ -43,8 +44,6 @@ from quotactor.actors.messages import (
 from quotactor.actors.user_tracker import UserTrackerActor
 from quotactor.core.limits import EMPTY_TABLE, LimitTable
 from quotactor.core.queue_path import ancestors
-
-STOP_TIMEOUT = 10.0
 
 
 @dataclass(slots=True)
@@ -74,21 +73,48 @@ class SnapshotPlan:
     virtual: tuple[str, ...] = field(default=())
 
 
+Share = tuple[pykka.ActorRef[Any], UserBatch]
+"""A user tracker and the part of a `Route` it is to handle."""
+
+
+@dataclass(frozen=True, slots=True)
+class Retirement:
+    """What a shut-down manager leaves to stop: users first (they may be waiting on groups),
+    then groups, then the pools they ran on."""
+
+    users: tuple[pykka.ActorRef[Any], ...]
+    groups: tuple[pykka.ActorRef[Any], ...]
+    pools: tuple[WorkerPool, ...]
+
+    def stop(self, timeout: float) -> None:
+        for refs in (self.users, self.groups):
+            stops = [ref.stop(block=False) for ref in refs]
+            for stop in stops:
+                stop.get(timeout=timeout)
+        for pool in self.pools:
+            pool.shutdown(timeout)
+
+
 class ManagerClosed(RuntimeError):
     """The manager has been shut down and takes no more operations."""
 
 
-class ManagerActor(SafeActor):
-    """Routes operations of one partition; owns tracker lifetimes and application group links."""
+class ManagerActor(SafeReceive, PooledActor):
+    """Routes operations of one partition; owns tracker lifetimes and application group links.
+
+    Its own `pool` (one thread is plenty) runs the messages that arrive while it is busy; it
+    belongs to whoever started the manager. `Shutdown` stops the trackers and their pools.
+    """
 
     def __init__(
         self,
+        pool: WorkerPool,
         partition: str,
         table: LimitTable = EMPTY_TABLE,
         user_threads: int = 8,
         group_threads: int = 2,
     ) -> None:
-        super().__init__()
+        super().__init__(pool)
         self.user_pool = WorkerPool("users", user_threads)
         self.group_pool = WorkerPool("groups", group_threads)
         self.partition = partition
@@ -103,36 +129,30 @@ class ManagerActor(SafeActor):
     def handle(self, message: Any) -> Any:
         if isinstance(message, Done):
             self._done(message)
-        elif self.closed:
-            message.reply.set_exception(exc_info=(
-                ManagerClosed, ManagerClosed("the user group manager is stopped"), None
-            ))
-        elif isinstance(message, Increase):
-            self._increase(message)
-        elif isinstance(message, Decrease):
-            self._decrease(message)
-        elif isinstance(message, Batch):
-            self._batch(message)
-        elif isinstance(message, PlanRead):
-            self._plan_read(message)
-        elif isinstance(message, PlanSnapshot):
-            self._plan_snapshot(message)
-        elif isinstance(message, SwitchTable):
+            return None
+        if self.closed:
+            raise ManagerClosed("the user group manager is stopped")
+        if isinstance(message, Route):
+            return self._route(message)
+        if isinstance(message, PlanRead):
+            return self._plan_read(message)
+        if isinstance(message, PlanSnapshot):
+            return self._plan_snapshot(message)
+        if isinstance(message, SwitchTable):
             old, self.table = self.table, message.table
             self.log.info("limits_switched", entries=message.table.limit_count(),
                           changed=old != message.table)
-            message.reply.set(True)
-        elif isinstance(message, Stats):
-            message.reply.set({
+            return True
+        if isinstance(message, Stats):
+            return {
                 "users": len(self.users),
                 "groups": len(self.groups),
                 "retired": self.retired,
                 "inflight": sum(s.inflight for s in (*self.users.values(), *self.groups.values())),
-            })
-        elif isinstance(message, Shutdown):
-            self._shutdown(message)
-        else:
-            raise TypeError(f"unexpected message {type(message).__name__}")
+            }
+        if isinstance(message, Shutdown):
+            return self._shutdown()
+        raise TypeError(f"unexpected message {type(message).__name__}")
 
     def _user_slot(self, name: str) -> _Slot:
         slot = self.users.get(name)
@@ -148,31 +168,24 @@ class ManagerActor(SafeActor):
             self.groups[name] = slot
         return slot
 
-    def _increase(self, msg: Increase) -> None:
-        slot, routed = self._route_increase(msg)
-        slot.ref.tell(routed)
+    def _route(self, msg: Route) -> tuple[Share, ...]:
+        """Route every item as if sent alone; each user gets its share in one message.
 
-    def _decrease(self, msg: Decrease) -> None:
-        routed = self._route_decrease(msg)
-        if routed is not None:
-            routed[0].ref.tell(routed[1])
-
-    def _batch(self, msg: Batch) -> None:
-        """Route every item as if sent alone; each user gets its share in one message."""
+        Items not routed (a decrease for a user with nothing tracked) have no share: their
+        answer is None.
+        """
         shares: dict[str, tuple[_Slot, list[UserIncrease | UserDecrease]]] = {}
-        for item in msg.items:
+        for index, item in enumerate(msg.items):
             routed = (
-                self._route_increase(item) if isinstance(item, Increase)
-                else self._route_decrease(item)
+                self._route_increase(index, item) if isinstance(item, Increase)
+                else self._route_decrease(index, item)
             )
             if routed is not None:
                 slot, user_msg = routed
                 shares.setdefault(item.user.user, (slot, []))[1].append(user_msg)
-        for slot, user_msgs in shares.values():
-            slot.ref.tell(UserBatch(tuple(user_msgs)))
-        msg.reply.set(None)
+        return tuple((slot.ref, UserBatch(tuple(items))) for slot, items in shares.values())
 
-    def _route_increase(self, msg: Increase) -> tuple[_Slot, UserIncrease]:
+    def _route_increase(self, index: int, msg: Increase) -> tuple[_Slot, UserIncrease]:
         name = msg.user.user
         user = self._user_slot(name)
         app_links = self.links.setdefault(name, {})
@@ -188,16 +201,15 @@ class ManagerActor(SafeActor):
             group_ref = slot.ref
         user.inflight += 1
         return user, UserIncrease(
-            msg.parts, msg.app, msg.usage, group, group_ref, self.table, msg.reply
+            index, msg.parts, msg.app, msg.usage, group, group_ref, self.table
         )
 
-    def _route_decrease(self, msg: Decrease) -> tuple[_Slot, UserDecrease] | None:
+    def _route_decrease(self, index: int, msg: Decrease) -> tuple[_Slot, UserDecrease] | None:
         name = msg.user.user
         user = self.users.get(name)
         if user is None:
             self.log.warning("decrease_ignored", user=name, app=msg.app,
                              queue=".".join(msg.parts), reason="unknown user")
-            msg.reply.set(None)
             return None
         app_links = self.links.get(name, {})
         group = app_links.get(msg.app)
@@ -210,8 +222,8 @@ class ManagerActor(SafeActor):
             slot.inflight += 1
         user.inflight += 1
         return user, UserDecrease(
-            msg.parts, msg.app, msg.usage, msg.remove_app, group,
-            None if slot is None else slot.ref, msg.reply,
+            index, msg.parts, msg.app, msg.usage, msg.remove_app, group,
+            None if slot is None else slot.ref,
         )
 
     def _done(self, msg: Done) -> None:
@@ -235,32 +247,34 @@ class ManagerActor(SafeActor):
 
     def _retire(self, kind: Kind, name: str, slots: dict[str, _Slot]) -> None:
         slot = slots.pop(name)
-        slot.ref.stop(block=False)
+        stop_now(slot.ref)
         self.retired += 1
         self.log.debug("tracker_retired", kind=kind, name=name)
 
     def _read_part(self, slot: _Slot | None, msg: PlanRead) -> pykka.Future[Any] | None:
+        """Queue the read behind what was routed to the tracker before (or answer it here, on
+        this thread, when the tracker is idle); it cannot be retired before it answers."""
         if slot is None:
             return None
         future: pykka.Future[Any] = pykka.ThreadingFuture()
-        slot.ref.tell(ReadPart(msg.parts, msg.app, self.table, future))
+        deliver(slot.ref, ReadPart(msg.parts, msg.app, self.table, future))
         return future
 
-    def _plan_read(self, msg: PlanRead) -> None:
+    def _plan_read(self, msg: PlanRead) -> ReadPlan:
         name = msg.user.user
         app_links = self.links.get(name, {})
         if msg.app in app_links:
             group = app_links[msg.app]
         else:
             group = self.table.resolve_group(ancestors(msg.parts), msg.user.groups)
-        msg.reply.set(ReadPlan(
+        return ReadPlan(
             self.table,
             group,
             self._read_part(self.users.get(name), msg),
             self._read_part(self.groups.get(group) if group is not None else None, msg),
-        ))
+        )
 
-    def _plan_snapshot(self, msg: PlanSnapshot) -> None:
+    def _plan_snapshot(self, msg: PlanSnapshot) -> SnapshotPlan:
         slots = self.users if msg.kind == "user" else self.groups
         table = self.table
         is_named = table.is_named_user if msg.kind == "user" else table.is_named_group
@@ -274,20 +288,21 @@ class ManagerActor(SafeActor):
         futures = []
         for slot in chosen.values():
             future: pykka.Future[Any] = pykka.ThreadingFuture()
-            slot.ref.tell(SnapshotPart(self.table, future))
+            deliver(slot.ref, SnapshotPart(self.table, future))
             futures.append(future)
         virtual = tuple(n for n in named if n not in chosen)
-        msg.reply.set(SnapshotPlan(self.table, tuple(futures), virtual))
+        return SnapshotPlan(self.table, tuple(futures), virtual)
 
-    def _shutdown(self, msg: Shutdown) -> None:
-        """Stop users first (they may be waiting on groups), then groups; refuse what follows."""
+    def _shutdown(self) -> Retirement:
+        """Refuse what follows and hand over the trackers, for the sender to stop (the manager
+        never waits)."""
         self.closed = True
-        for slots in (self.users, self.groups):
-            stops = [slot.ref.stop(block=False) for slot in slots.values()]
-            for stop in stops:
-                stop.get(timeout=STOP_TIMEOUT)
-            slots.clear()
+        retirement = Retirement(
+            tuple(slot.ref for slot in self.users.values()),
+            tuple(slot.ref for slot in self.groups.values()),
+            (self.user_pool, self.group_pool),
+        )
+        self.users.clear()
+        self.groups.clear()
         self.links.clear()
-        self.user_pool.shutdown(STOP_TIMEOUT)
-        self.group_pool.shutdown(STOP_TIMEOUT)
-        msg.reply.set(True)
+        return retirement

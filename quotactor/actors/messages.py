@@ -1,8 +1,9 @@
 """Immutable messages between the facade, the manager and the trackers.
 
-Every message that expects an answer carries the future to answer on, so an answer can be given
-by whichever actor finishes the work (the manager routes and moves on; the user tracker answers
-the caller). Every tracker message carries the limit table it is to be judged under.
+Most messages are asked (`call`): the handler's return value is the answer. A message that one
+actor sends and another answers (the manager plans a read, the trackers answer the facade)
+carries the future to answer on. Every tracker message carries the limit table it is to be
+judged under.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ class Increase:
     app: str
     usage: Resource
     user: UserGroup
-    reply: pykka.Future[Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,16 +37,17 @@ class Decrease:
     usage: Resource
     user: UserGroup
     remove_app: bool
-    reply: pykka.Future[Any]
 
 
 @dataclass(frozen=True, slots=True)
-class Batch:
-    """Many increases and decreases in one message; `items` are `Increase`/`Decrease` values
-    whose futures answer each item."""
+class Route:
+    """Route increases and decreases (one, or a scheduler cycle's batch).
+
+    The answer is one `(user tracker, UserBatch)` share per user, for the sender to deliver:
+    the manager counts them in flight and never waits on a tracker itself.
+    """
 
     items: tuple[Increase | Decrease, ...]
-    reply: pykka.Future[Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +57,6 @@ class PlanRead:
     parts: tuple[str, ...]
     app: str
     user: UserGroup
-    reply: pykka.Future[Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,23 +65,21 @@ class PlanSnapshot:
 
     kind: Kind
     name: str | None
-    reply: pykka.Future[Any]
 
 
 @dataclass(frozen=True, slots=True)
 class SwitchTable:
     table: LimitTable
-    reply: pykka.Future[Any]
 
 
 @dataclass(frozen=True, slots=True)
 class Shutdown:
-    reply: pykka.Future[Any]
+    pass
 
 
 @dataclass(frozen=True, slots=True)
 class Stats:
-    reply: pykka.Future[Any]
+    pass
 
 
 # Manager -> user tracker
@@ -89,29 +87,33 @@ class Stats:
 
 @dataclass(frozen=True, slots=True)
 class UserIncrease:
+    index: int
     parts: tuple[str, ...]
     app: str
     usage: Resource
     group: str | None
     group_ref: pykka.ActorRef[Any] | None
     table: LimitTable
-    reply: pykka.Future[Any]
 
 
 @dataclass(frozen=True, slots=True)
 class UserDecrease:
+    index: int
     parts: tuple[str, ...]
     app: str
     usage: Resource
     remove_app: bool
     group: str | None
     group_ref: pykka.ActorRef[Any] | None
-    reply: pykka.Future[Any]
 
 
 @dataclass(frozen=True, slots=True)
 class UserBatch:
-    """A user's share of a batch, in the caller's order."""
+    """A user's share of a `Route`, in the caller's order; `index` places each answer.
+
+    The answer is a tuple aligned with `items`: a `Decision` per increase, None per decrease,
+    or the exception an item failed with.
+    """
 
     items: tuple[UserIncrease | UserDecrease, ...]
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import itertools
-import sys
 from typing import Any
 
 import pykka
 
 from quotactor.actors._base import SafeReceive, log
-from quotactor.actors._pool import PooledActor, WorkerPool
+from quotactor.actors._pool import PooledActor, WorkerPool, call, deliver
 from quotactor.actors.messages import (
     Decision,
     Done,
@@ -39,47 +38,58 @@ class UserTrackerActor(SafeReceive, PooledActor):
     it commits; the group checks and applies in one handler. Hence both change or neither. It
     waits only on a group tracker, which waits on nobody: no cycle of waits can form. When an
     operation is finished it tells (never asks) the manager, with the emptiness the manager needs
-    to retire trackers safely.
+    to retire trackers safely. Its answer is the share's results, in order.
     """
+
+    registered = False
 
     def __init__(self, pool: WorkerPool, name: str, manager: pykka.ActorRef[Any]) -> None:
         super().__init__(pool)
         self.state = UserTrackerState(name)
         self.manager = manager
-        self.log = log.bind(user=name)
+
+    @property
+    def log(self) -> Any:
+        """Bound on use: trackers are created by the thousand and rarely log."""
+        return log.bind(user=self.state.name)
 
     def handle(self, message: Any) -> Any:
-        if isinstance(message, UserIncrease | UserDecrease):
-            self._run((message,))
-        elif isinstance(message, UserBatch):
-            self._run(message.items)
-        elif isinstance(message, ReadPart):
+        if isinstance(message, UserBatch):
+            return self._run(message.items)
+        if isinstance(message, ReadPart):
             message.reply.set(ReadResult(
                 self.state.headroom(message.table, message.parts),
                 self.state.can_run_app(message.table, message.parts, message.app),
             ))
-        elif isinstance(message, SnapshotPart):
+            return None
+        if isinstance(message, SnapshotPart):
             message.reply.set(self.state.snapshot(message.table))
-        else:
-            raise TypeError(f"unexpected message {type(message).__name__}")
+            return None
+        raise TypeError(f"unexpected message {type(message).__name__}")
 
-    def _run(self, items: tuple[UserIncrease | UserDecrease, ...]) -> None:
-        """Process items in order, answering each; then one `Done` for all of them."""
+    def _run(
+        self, items: tuple[UserIncrease | UserDecrease, ...]
+    ) -> tuple[Decision | BaseException | None, ...]:
+        """Process items in order; then one `Done` for all of them, whatever happened."""
         groups: list[tuple[str, GroupStatus | None]] = []
+        results: list[Decision | BaseException | None] = []
         for item in items:
             status: GroupStatus | None = None
+            result: Decision | BaseException | None
             try:
                 if isinstance(item, UserIncrease):
-                    decision, status = self._increase(item)
+                    result, status = self._increase(item)
                 else:
-                    decision, status = None, self._decrease(item)
-                item.reply.set(decision)
-            except Exception:
+                    result, status = None, self._decrease(item)
+            except Exception as exc:
                 self.log.exception("operation_failed", app=item.app)
-                item.reply.set_exception(sys.exc_info())
+                result = exc
+            results.append(result)
             if item.group is not None:
                 groups.append((item.group, status))
-        self.manager.tell(Done(self.state.name, self.state.is_empty(), len(items), tuple(groups)))
+        deliver(self.manager,
+                Done(self.state.name, self.state.is_empty(), len(items), tuple(groups)))
+        return tuple(results)
 
     def _increase(self, msg: UserIncrease) -> tuple[Decision, GroupStatus | None]:
         refusal = self.state.check_increase(msg.table, msg.parts, msg.app, msg.usage)
@@ -92,7 +102,7 @@ class UserTrackerActor(SafeReceive, PooledActor):
             op = next(_ops)
             request = GroupIncrease(op, msg.parts, msg.app, msg.usage, self.state.name, msg.table)
             try:
-                status = msg.group_ref.ask(request, timeout=GROUP_TIMEOUT)
+                status = call(msg.group_ref, request, GROUP_TIMEOUT)
             except pykka.Timeout:
                 msg.group_ref.tell(GroupUndo(op))
                 self.log.error("group_timeout", app=msg.app, group=msg.group)
@@ -112,7 +122,8 @@ class UserTrackerActor(SafeReceive, PooledActor):
             return None
         if msg.group_ref is None:
             return None
-        status: GroupStatus = msg.group_ref.ask(
-            GroupDecrease(msg.parts, msg.app, msg.usage, msg.remove_app), timeout=GROUP_TIMEOUT
+        status: GroupStatus = call(
+            msg.group_ref, GroupDecrease(msg.parts, msg.app, msg.usage, msg.remove_app),
+            GROUP_TIMEOUT,
         )
         return status

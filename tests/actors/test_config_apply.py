@@ -110,10 +110,13 @@ partitions:
     accepted: list[int] = []
 
     def worker(seed: int) -> None:
-        for i in range(250):
+        """At least 250 increases, and on until the flipper has switched 20 times."""
+        i = 0
+        while i < 250 or flips[0] < 20:
             user = UserGroup(f"u{seed}-{i % 5}", ["dev"])
             if ugm.increase_tracked_resource("root.a", f"a{seed}-{i}", {"memory": 5}, user):
                 accepted.append(i)
+            i += 1
 
     threads = [threading.Thread(target=flipper)] + [
         threading.Thread(target=worker, args=(s,)) for s in range(3)]
@@ -124,5 +127,5 @@ partitions:
         t.join(timeout=100)
     stop.set()
     threads[0].join(timeout=30)
-    assert flips[0] > 10
+    assert flips[0] >= 20
     assert accepted == []
