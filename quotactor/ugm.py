@@ -60,6 +60,7 @@ class UserGroupManager:
         self._table: LimitTable = EMPTY_TABLE
         self._servers: list[Any] = []
         self._manager_pool: WorkerPool | None = None
+        self._inflight = 0
         self._lock = threading.Lock()
         self.metrics = Metrics(partition)
 
@@ -282,8 +283,11 @@ class UserGroupManager:
         return _root_usage(self.group_usage(group_name))
 
     def stats(self) -> dict[str, int]:
-        """Live trackers, retired trackers and operations in flight (for metrics and tests)."""
+        """Live trackers, retired trackers, and operations in flight (called and not yet
+        answered); for metrics and tests."""
         result: dict[str, int] = self._call(self._manager_ref(), Stats)
+        with self._lock:
+            result["inflight"] = self._inflight
         return result
 
     def serve_rest(self, host: str = "127.0.0.1", port: int = 0, **options: Any) -> Any:
@@ -326,20 +330,27 @@ class UserGroupManager:
         Every share is delivered even when an earlier one failed, so that the manager sees
         each routed operation done; then the first failure is raised.
         """
-        shares: tuple[Share, ...] = self._call(self._manager_ref(), Route, items)
-        results: list[Decision | None] = [None] * len(items)
-        failure: BaseException | None = None
-        for ref, share in shares:
-            try:
-                answers = call(ref, share, self.timeout)
-            except Exception as exc:
-                failure = failure or exc
-                continue
-            for item, answer in zip(share.items, answers, strict=True):
-                if isinstance(answer, BaseException):
-                    failure = failure or answer
-                else:
-                    results[item.index] = answer
+        manager = self._manager_ref()
+        with self._lock:
+            self._inflight += len(items)
+        try:
+            shares: tuple[Share, ...] = call(manager, Route(items), self.timeout)
+            results: list[Decision | None] = [None] * len(items)
+            failure: BaseException | None = None
+            for ref, share in shares:
+                try:
+                    answers = call(ref, share, self.timeout)
+                except Exception as exc:
+                    failure = failure or exc
+                    continue
+                for item, answer in zip(share.items, answers, strict=True):
+                    if isinstance(answer, BaseException):
+                        failure = failure or answer
+                    else:
+                        results[item.index] = answer
+        finally:
+            with self._lock:
+                self._inflight -= len(items)
         if failure is not None:
             raise failure
         return results

@@ -182,6 +182,9 @@ class PooledActor(pykka.Actor):
 
     actor_inbox: _PooledInbox  # type: ignore[assignment]
     registered = True
+    handlers_wait = True
+    """False for actors whose handlers never wait: any thread that holds one may then also run
+    the messages that arrived for it meanwhile, however many other actors it holds."""
 
     def __init__(self, pool: WorkerPool) -> None:
         # pykka.Actor.__init__ without its uuid4 URN, which reads OS entropy on every start.
@@ -232,18 +235,24 @@ class PooledActor(pykka.Actor):
     def _handle_inline(self, message: Any) -> Any:
         """Handle one message on the claiming thread, then release the actor.
 
-        A thread that holds no other actor also handles what arrived meanwhile (a retirement
-        told by the manager, a message of a sender that found the actor busy), saving that
-        sender a handoff to the pool. A nested claim (a user tracker asking its group) leaves
-        such messages to the pool instead, so that a thread never runs a handler that may wait
-        while it holds an actor the handler's wait could need.
+        The thread also handles what arrived meanwhile (a retirement told by the manager, the
+        message of a sender that found the actor busy), saving that sender a handoff to the
+        pool, unless this is a nested claim on an actor whose handlers may wait: those messages
+        go to the pool, so that a thread never waits while holding an actor that the wait's
+        outcome could need.
         """
         _held.depth += 1
         try:
             return self._handle_receive(message)
         finally:
             _held.depth -= 1
-            self._finish(_BATCH if _held.depth == 0 else 0)
+            self._finish(_BATCH if _held.depth == 0 or not self.handlers_wait else 0)
+
+    def _handle_receive(self, message: Any) -> Any:
+        """pykka's dispatch without proxy support, which pooled actors do not offer."""
+        if isinstance(message, _ActorStop):
+            return self._stop()
+        return self.on_receive(message)
 
     def _finish(self, budget: int) -> None:
         """Handle up to `budget` waiting messages, then release the actor or give it to the pool.

@@ -10,6 +10,7 @@ from quotactor.actors._pool import PooledActor, WorkerPool
 from quotactor.actors.messages import (
     GroupDecrease,
     GroupIncrease,
+    GroupSkip,
     GroupStatus,
     GroupUndo,
     ReadPart,
@@ -24,22 +25,24 @@ _UNDO_WINDOW = 4096
 class GroupTrackerActor(SafeReceive, PooledActor):
     """Checks and applies group increases atomically; answers only user trackers and the manager.
 
-    It never waits on anyone, so it can never be part of a cycle of waits. `seq` counts the
-    operations it has processed: the manager keeps the emptiness with the highest `seq`, because
-    answers about one group reach the manager through different user trackers, out of order.
+    It never waits on anyone, so it can never be part of a cycle of waits, and its handlers may
+    run on any thread that claims it. `handled` counts the operations the manager routed here
+    that are done (applied, refused or skipped by the user tracker); each answer carries it, and
+    the user tracker reports an empty group to the manager with that count.
     """
 
     registered = False
+    handlers_wait = False
 
     def __init__(self, pool: WorkerPool, name: str) -> None:
         super().__init__(pool)
         self.state = GroupTrackerState(name)
-        self.seq = 0
+        self.handled = 0
         self._applied: OrderedDict[int, tuple[GroupIncrease, bool]] = OrderedDict()
 
     def _status(self, ok: bool, refusal: Any = None) -> GroupStatus:
-        self.seq += 1
-        return GroupStatus(ok, refusal, self.seq, self.state.is_empty())
+        self.handled += 1
+        return GroupStatus(ok, refusal, self.handled, self.state.is_empty())
 
     @property
     def log(self) -> Any:
@@ -56,6 +59,8 @@ class GroupTrackerActor(SafeReceive, PooledActor):
             if not applied:
                 self.log.warning("decrease_ignored", app=message.app,
                                  queue=".".join(message.parts), reason="not tracked")
+            return self._status(True)
+        if isinstance(message, GroupSkip):
             return self._status(True)
         if isinstance(message, GroupUndo):
             self._undo(message.op)

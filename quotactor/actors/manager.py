@@ -2,15 +2,16 @@
 
 The manager never blocks and never waits on a tracker: it stamps each operation with the limit
 table in force and the group the application counts for, and answers the sender with one share
-per user tracker, which the sender then delivers. Trackers answer the sender and tell the
-manager when an operation is done. It runs on the pooled runtime, so an idle manager routes on
-the sender's own thread.
+per user tracker, which the sender then delivers. Trackers answer the sender. It runs on the
+pooled runtime, so an idle manager routes on the sender's own thread.
 
 Retirement (the seed's "unlink race"): the manager counts, per tracker, the operations it has
-routed there and not yet seen done. A tracker is retired only when that count is zero and its
-latest reported state is empty. At that moment no update can be on its way to it, and every
-later one is routed to a fresh tracker, so nothing is lost or counted twice. The stop request
-is queued behind anything the manager sent before, so pending reads are still answered.
+routed there; a tracker counts those it has handled, and tells the manager (`Idle`) when it is
+empty after one. The manager retires it only if the two counts are equal: then no update can be
+on its way to it, it is still empty (nothing was handled since), and every later update is
+routed to a fresh tracker, so nothing is lost or counted twice. The stop is queued behind
+anything the manager sent before, so pending reads are still answered. A tracker with usage
+never messages the manager after an operation.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from quotactor.actors._pool import PooledActor, WorkerPool, deliver, stop_now
 from quotactor.actors.group_tracker import GroupTrackerActor
 from quotactor.actors.messages import (
     Decrease,
-    Done,
+    Idle,
     Increase,
     Kind,
     PlanRead,
@@ -51,9 +52,7 @@ class _Slot:
     """A live tracker as the manager sees it."""
 
     ref: pykka.ActorRef[Any]
-    inflight: int = 0
-    seq: int = 0
-    empty: bool = True
+    routed: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +105,8 @@ class ManagerActor(SafeReceive, PooledActor):
     belongs to whoever started the manager. `Shutdown` stops the trackers and their pools.
     """
 
+    handlers_wait = False
+
     def __init__(
         self,
         pool: WorkerPool,
@@ -127,8 +128,8 @@ class ManagerActor(SafeReceive, PooledActor):
         self.log = log.bind(partition=partition)
 
     def handle(self, message: Any) -> Any:
-        if isinstance(message, Done):
-            self._done(message)
+        if isinstance(message, Idle):
+            self._idle(message)
             return None
         if self.closed:
             raise ManagerClosed("the user group manager is stopped")
@@ -148,7 +149,6 @@ class ManagerActor(SafeReceive, PooledActor):
                 "users": len(self.users),
                 "groups": len(self.groups),
                 "retired": self.retired,
-                "inflight": sum(s.inflight for s in (*self.users.values(), *self.groups.values())),
             }
         if isinstance(message, Shutdown):
             return self._shutdown()
@@ -197,9 +197,9 @@ class ManagerActor(SafeReceive, PooledActor):
         group_ref = None
         if group is not None:
             slot = self._group_slot(group)
-            slot.inflight += 1
+            slot.routed += 1
             group_ref = slot.ref
-        user.inflight += 1
+        user.routed += 1
         return user, UserIncrease(
             index, msg.parts, msg.app, msg.usage, group, group_ref, self.table
         )
@@ -219,31 +219,21 @@ class ManagerActor(SafeReceive, PooledActor):
         if slot is None:
             group = None
         else:
-            slot.inflight += 1
-        user.inflight += 1
+            slot.routed += 1
+        user.routed += 1
         return user, UserDecrease(
             index, msg.parts, msg.app, msg.usage, msg.remove_app, group,
             None if slot is None else slot.ref,
         )
 
-    def _done(self, msg: Done) -> None:
-        user = self.users.get(msg.user)
-        if user is None:  # only after shutdown cleared the slots
-            return
-        user.inflight -= msg.ops
-        user.empty = msg.user_empty
-        if user.inflight == 0 and user.empty:
-            self._retire("user", msg.user, self.users)
-            self.links.pop(msg.user, None)
-        for name, status in msg.groups:
-            group = self.groups.get(name)
-            if group is None:
-                continue
-            group.inflight -= 1
-            if status is not None and status.seq > group.seq:
-                group.seq, group.empty = status.seq, status.empty
-            if group.inflight == 0 and group.empty:
-                self._retire("group", name, self.groups)
+    def _idle(self, msg: Idle) -> None:
+        slots = self.users if msg.kind == "user" else self.groups
+        slot = slots.get(msg.name)
+        if slot is None or slot.ref is not msg.ref or slot.routed != msg.handled:
+            return  # retired already (or shut down), or more is on its way to it
+        self._retire(msg.kind, msg.name, slots)
+        if msg.kind == "user":
+            self.links.pop(msg.name, None)
 
     def _retire(self, kind: Kind, name: str, slots: dict[str, _Slot]) -> None:
         slot = slots.pop(name)

@@ -166,12 +166,19 @@ class GroupUndo:
 
 
 @dataclass(frozen=True, slots=True)
+class GroupSkip:
+    """An operation routed to the group that the user tracker ended on its own (a refusal, a
+    decrease of nothing): the group counts it as handled, so that it may be retired."""
+
+
+@dataclass(frozen=True, slots=True)
 class GroupStatus:
-    """The group tracker's answer: its verdict and its emptiness after `seq` operations."""
+    """The group tracker's answer: its verdict, and whether it was empty after `handled`
+    operations."""
 
     ok: bool
     refusal: Any
-    seq: int
+    handled: int
     empty: bool
 
 
@@ -179,17 +186,16 @@ class GroupStatus:
 
 
 @dataclass(frozen=True, slots=True)
-class Done:
-    """Operations the manager routed have finished; carries emptiness for retirement.
+class Idle:
+    """A tracker was empty after handling `handled` operations: retire it if that is every
+    operation the manager routed to it (`ref` tells this tracker from a later one of the same
+    name). Sent only when a tracker becomes empty, so a busy tracker costs the manager nothing
+    after routing."""
 
-    `groups` has one entry per finished operation that the manager counted for a group: the
-    group's name and its status (None when the user refused before asking the group).
-    """
-
-    user: str
-    user_empty: bool
-    ops: int
-    groups: tuple[tuple[str, GroupStatus | None], ...]
+    kind: Kind
+    name: str
+    ref: pykka.ActorRef[Any]
+    handled: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,11 +11,12 @@ from quotactor.actors._base import SafeReceive, log
 from quotactor.actors._pool import PooledActor, WorkerPool, call, deliver
 from quotactor.actors.messages import (
     Decision,
-    Done,
     GroupDecrease,
     GroupIncrease,
+    GroupSkip,
     GroupStatus,
     GroupUndo,
+    Idle,
     ReadPart,
     ReadResult,
     SnapshotPart,
@@ -37,8 +38,8 @@ class UserTrackerActor(SafeReceive, PooledActor):
     While it waits for the group it processes nothing else, so its own check stays true until
     it commits; the group checks and applies in one handler. Hence both change or neither. It
     waits only on a group tracker, which waits on nobody: no cycle of waits can form. When an
-    operation is finished it tells (never asks) the manager, with the emptiness the manager needs
-    to retire trackers safely. Its answer is the share's results, in order.
+    operation leaves it (or a group) empty, it tells (never asks) the manager, with the count
+    the manager needs to retire trackers safely. Its answer is the share's results, in order.
     """
 
     registered = False
@@ -46,6 +47,7 @@ class UserTrackerActor(SafeReceive, PooledActor):
     def __init__(self, pool: WorkerPool, name: str, manager: pykka.ActorRef[Any]) -> None:
         super().__init__(pool)
         self.state = UserTrackerState(name)
+        self.handled = 0
         self.manager = manager
 
     @property
@@ -70,8 +72,8 @@ class UserTrackerActor(SafeReceive, PooledActor):
     def _run(
         self, items: tuple[UserIncrease | UserDecrease, ...]
     ) -> tuple[Decision | BaseException | None, ...]:
-        """Process items in order; then one `Done` for all of them, whatever happened."""
-        groups: list[tuple[str, GroupStatus | None]] = []
+        """Process items in order; then report this tracker or its groups if they are empty."""
+        idle_groups: dict[str, tuple[pykka.ActorRef[Any], int]] = {}
         results: list[Decision | BaseException | None] = []
         for item in items:
             status: GroupStatus | None = None
@@ -84,19 +86,36 @@ class UserTrackerActor(SafeReceive, PooledActor):
             except Exception as exc:
                 self.log.exception("operation_failed", app=item.app)
                 result = exc
+            self.handled += 1
             results.append(result)
-            if item.group is not None:
-                groups.append((item.group, status))
-        deliver(self.manager,
-                Done(self.state.name, self.state.is_empty(), len(items), tuple(groups)))
+            if status is not None and item.group is not None and item.group_ref is not None:
+                if status.empty:
+                    idle_groups[item.group] = (item.group_ref, status.handled)
+                else:
+                    idle_groups.pop(item.group, None)
+        for group, (ref, handled) in idle_groups.items():
+            deliver(self.manager, Idle("group", group, ref, handled))
+        if self.state.is_empty():
+            deliver(self.manager, Idle("user", self.state.name, self.actor_ref, self.handled))
         return tuple(results)
+
+    def _skip(self, msg: UserIncrease | UserDecrease) -> GroupStatus | None:
+        """Tell the group an operation routed to it ended here, so its count stays true."""
+        if msg.group_ref is None:
+            return None
+        try:
+            status: GroupStatus = call(msg.group_ref, GroupSkip(), GROUP_TIMEOUT)
+        except pykka.Timeout:
+            self.log.error("group_timeout", app=msg.app, group=msg.group)
+            return None
+        return status
 
     def _increase(self, msg: UserIncrease) -> tuple[Decision, GroupStatus | None]:
         refusal = self.state.check_increase(msg.table, msg.parts, msg.app, msg.usage)
         if refusal is not None:
             self.log.info("increase_refused", app=msg.app, queue=".".join(msg.parts),
                           reason=str(refusal))
-            return Decision(False, refusal), None
+            return Decision(False, refusal), self._skip(msg)
         status: GroupStatus | None = None
         if msg.group_ref is not None:
             op = next(_ops)
@@ -119,7 +138,7 @@ class UserTrackerActor(SafeReceive, PooledActor):
         if not self.state.decrease(msg.parts, msg.app, msg.usage, msg.remove_app):
             self.log.warning("decrease_ignored", app=msg.app, queue=".".join(msg.parts),
                              reason="unknown application" if not linked else "queue not tracked")
-            return None
+            return self._skip(msg)
         if msg.group_ref is None:
             return None
         status: GroupStatus = call(
