@@ -9,20 +9,22 @@ from pathlib import Path
 import pykka
 import pytest
 
+from quotactor.actors._pool import live_actors
 from quotactor.ugm import UserGroupManager
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
 
 def live_quotactor_actors() -> list[str]:
-    """Actors of ours still registered, and pool threads of ours still running."""
+    """Actors of ours still registered or running on a pool, and pool threads of ours."""
     actors = [
         ref.actor_class.__name__
         for ref in pykka.ActorRegistry.get_all()
         if ref.actor_class.__module__.startswith("quotactor.")
     ]
+    pooled = [f"{name} x{count}" for name, count in live_actors().items()]
     threads = [t.name for t in threading.enumerate() if t.name.startswith("quotactor-")]
-    return actors + threads
+    return actors + pooled + threads
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 import queue
 import threading
-from collections import deque
+from collections import Counter, deque
 from typing import Any
 
 import pykka
@@ -34,7 +34,7 @@ from pykka.messages import _ActorStop
 
 from quotactor.logs import get_logger
 
-__all__ = ["PooledActor", "WorkerPool", "call", "deliver", "stop_now"]
+__all__ = ["PooledActor", "WorkerPool", "call", "deliver", "live_actors", "stop_now"]
 
 _BATCH = 64
 log = get_logger()
@@ -162,6 +162,16 @@ def _reply_dead(envelope: Envelope[Any]) -> None:
         ))
 
 
+_live: Counter[str] = Counter()
+_live_lock = threading.Lock()
+
+
+def live_actors() -> dict[str, int]:
+    """Pooled actors started and not yet stopped, by class name (registered or not)."""
+    with _live_lock:
+        return {name: count for name, count in _live.items() if count}
+
+
 class _Held(threading.local):
     """How many actors the current thread is running (a claim, or a pool thread's batch)."""
 
@@ -199,12 +209,16 @@ class PooledActor(pykka.Actor):
         actor = cls(*args, **kwargs)
         if cls.registered:
             ActorRegistry.register(actor.actor_ref)
+        with _live_lock:
+            _live[cls.__name__] += 1
         actor._start_actor_loop()
         return actor.actor_ref
 
     def _stop(self) -> None:
         if self.registered:
             ActorRegistry.unregister(self.actor_ref)
+        with _live_lock:
+            _live[type(self).__name__] -= 1
         self.actor_stopped.set()
         try:
             self.on_stop()

@@ -16,6 +16,7 @@ never messages the manager after an operation.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -72,6 +73,9 @@ class SnapshotPlan:
     virtual: tuple[str, ...] = field(default=())
 
 
+WARM_TRACKERS = 1024
+"""Retired trackers of each kind kept alive for reuse (see `ManagerActor._retire`)."""
+
 Share = tuple[pykka.ActorRef[Any], UserBatch]
 """A user tracker and the part of a `Route` it is to handle."""
 
@@ -122,6 +126,8 @@ class ManagerActor(SafeReceive, PooledActor):
         self.table = table
         self.users: dict[str, _Slot] = {}
         self.groups: dict[str, _Slot] = {}
+        self.warm_users: OrderedDict[str, _Slot] = OrderedDict()
+        self.warm_groups: OrderedDict[str, _Slot] = OrderedDict()
         self.links: dict[str, dict[str, str | None]] = {}
         self.retired = 0
         self.closed = False
@@ -157,14 +163,16 @@ class ManagerActor(SafeReceive, PooledActor):
     def _user_slot(self, name: str) -> _Slot:
         slot = self.users.get(name)
         if slot is None:
-            slot = _Slot(UserTrackerActor.start(self.user_pool, name, self.actor_ref))
+            slot = self.warm_users.pop(name, None) or _Slot(
+                UserTrackerActor.start(self.user_pool, name, self.actor_ref))
             self.users[name] = slot
         return slot
 
     def _group_slot(self, name: str) -> _Slot:
         slot = self.groups.get(name)
         if slot is None:
-            slot = _Slot(GroupTrackerActor.start(self.group_pool, name))
+            slot = self.warm_groups.pop(name, None) or _Slot(
+                GroupTrackerActor.start(self.group_pool, name))
             self.groups[name] = slot
         return slot
 
@@ -236,10 +244,18 @@ class ManagerActor(SafeReceive, PooledActor):
             self.links.pop(msg.name, None)
 
     def _retire(self, kind: Kind, name: str, slots: dict[str, _Slot]) -> None:
-        slot = slots.pop(name)
-        stop_now(slot.ref)
+        """Retire an empty tracker: gone from every view at once, its actor kept warm.
+
+        Users come and go (an application ends, the next one starts), and starting and stopping
+        an actor costs more than a decision, so the last `WARM_TRACKERS` retired trackers of
+        each kind stay alive, empty and unlisted, and are reused if their name comes back; the
+        oldest beyond that is stopped.
+        """
+        warm = self.warm_users if kind == "user" else self.warm_groups
+        warm[name] = slots.pop(name)
+        if len(warm) > WARM_TRACKERS:
+            stop_now(warm.popitem(last=False)[1].ref)
         self.retired += 1
-        self.log.debug("tracker_retired", kind=kind, name=name)
 
     def _read_part(self, slot: _Slot | None, msg: PlanRead) -> pykka.Future[Any] | None:
         """Queue the read behind what was routed to the tracker before (or answer it here, on
@@ -288,11 +304,11 @@ class ManagerActor(SafeReceive, PooledActor):
         never waits)."""
         self.closed = True
         retirement = Retirement(
-            tuple(slot.ref for slot in self.users.values()),
-            tuple(slot.ref for slot in self.groups.values()),
+            tuple(slot.ref for slot in (*self.users.values(), *self.warm_users.values())),
+            tuple(slot.ref for slot in (*self.groups.values(), *self.warm_groups.values())),
             (self.user_pool, self.group_pool),
         )
-        self.users.clear()
-        self.groups.clear()
+        for slots in (self.users, self.groups, self.warm_users, self.warm_groups):
+            slots.clear()
         self.links.clear()
         return retirement

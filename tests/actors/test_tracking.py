@@ -63,6 +63,8 @@ def test_trackers_are_created_on_first_use_and_retired_when_empty(ugm: UserGroup
     assert ugm.stats() == {"users": 0, "groups": 0, "retired": 1, "inflight": 0}
     assert ugm.increase_tracked_resource("root.a", "app2", {"memory": 1}, sue)
     assert ugm.get_user_resources("sue") == {"memory": 1}
+    assert ugm.user_usage("sue")["queues"]["runningApplications"] == ["app2"]
+    assert ugm.stats()["users"] == 1
 
 
 def test_running_applications_are_counted_per_node_until_removed(ugm: UserGroupManager) -> None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from quotactor import UserGroup
+from quotactor.actors import manager as manager_module
 from quotactor.core.limits import LimitEntry, LimitTable
 from quotactor.core.queue_path import ancestors, parse_queue_path
 
@@ -87,7 +88,13 @@ def _flatten(node: dict, into: dict[str, tuple[dict, set]]) -> None:
 
 
 @pytest.mark.timeout(120)
-def test_concurrent_updates_with_cleanup_keep_usage_equal_to_live_allocations(start_ugm) -> None:
+@pytest.mark.parametrize("warm", [0, 2, manager_module.WARM_TRACKERS])
+def test_concurrent_updates_with_cleanup_keep_usage_equal_to_live_allocations(
+    start_ugm, monkeypatch, warm: int
+) -> None:
+    """With no warm trackers (every retired tracker stopped), a few (reuse and eviction), and
+    the default (reuse only)."""
+    monkeypatch.setattr(manager_module, "WARM_TRACKERS", warm)
     ugm = start_ugm(TABLE)
     rng = random.Random(7)
     users = [UserGroup(f"u{i}", rng.sample(GROUPS, rng.randint(0, 2))) for i in range(24)]
@@ -134,4 +141,5 @@ def test_concurrent_updates_with_cleanup_keep_usage_equal_to_live_allocations(st
     stats = ugm.stats()
     assert stats["inflight"] == 0
     assert stats["users"] == len(want_users), "an empty user tracker was not retired"
+    assert stats["groups"] == len(want_groups), "an empty group tracker was not retired"
     assert stats["retired"] > 0, "the stress test should exercise retirement"

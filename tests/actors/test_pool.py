@@ -1,0 +1,202 @@
+"""The pooled runtime: who runs a message, in which order, and what survives a failure."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pykka
+import pytest
+
+from quotactor.actors._pool import PooledActor, WorkerPool, call, deliver, live_actors, stop_now
+
+WAIT = 10.0
+
+
+@dataclass(frozen=True)
+class Block:
+    """Hold the actor: say so on `started`, then wait for `release`."""
+
+    started: threading.Event
+    release: threading.Event
+
+
+@dataclass(frozen=True)
+class Append:
+    value: Any
+
+
+@dataclass(frozen=True)
+class Nested:
+    """Call `inner` with `message` from inside this actor's handler."""
+
+    inner: pykka.ActorRef[Any]
+    message: Any
+
+
+class Recorder(PooledActor):
+    """Records what it handled and on which thread."""
+
+    def __init__(self, pool: WorkerPool) -> None:
+        super().__init__(pool)
+        self.seen: list[tuple[Any, str]] = []
+
+    def on_receive(self, message: Any) -> Any:
+        thread = threading.current_thread().name
+        if isinstance(message, Block):
+            message.started.set()
+            assert message.release.wait(WAIT)
+        elif isinstance(message, Append):
+            self.seen.append((message.value, thread))
+        elif isinstance(message, Nested):
+            return call(message.inner, message.message, WAIT)
+        elif message == "fail":
+            raise ValueError("handler failed")
+        elif message == "seen":
+            return list(self.seen)
+        return thread
+
+
+class NeverWaits(Recorder):
+    handlers_wait = False
+
+
+@pytest.fixture
+def pool() -> Iterator[WorkerPool]:
+    pool = WorkerPool("test", 2)
+    yield pool
+    pool.shutdown()
+
+
+@pytest.fixture
+def started(pool: WorkerPool) -> Iterator[Any]:
+    refs: list[pykka.ActorRef[Any]] = []
+
+    def start(cls: type[Recorder] = Recorder) -> pykka.ActorRef[Any]:
+        ref = cls.start(pool)
+        refs.append(ref)
+        return ref
+
+    yield start
+    for ref in refs:
+        if ref.is_alive():
+            ref.stop(timeout=WAIT)
+    assert live_actors().get("Recorder", 0) == 0
+    assert live_actors().get("NeverWaits", 0) == 0
+
+
+def hold(ref: pykka.ActorRef[Any], message_for: Any = None) -> tuple[threading.Thread,
+                                                                     threading.Event]:
+    """Occupy `ref` from another thread (through `message_for(block)` if given)."""
+    began, release = threading.Event(), threading.Event()
+    block = Block(began, release)
+    message = block if message_for is None else message_for(block)
+    holder = threading.Thread(target=call, args=(ref, message, WAIT), name="holder")
+    holder.start()
+    assert began.wait(WAIT)
+    return holder, release
+
+
+def test_an_idle_actor_runs_on_the_callers_thread(started: Any) -> None:
+    ref = started()
+    assert call(ref, "where", WAIT) == threading.current_thread().name
+    deliver(ref, Append(1))
+    assert call(ref, "seen", WAIT) == [(1, threading.current_thread().name)]
+
+
+def test_messages_to_a_busy_actor_wait_in_order_and_the_holder_runs_them(started: Any) -> None:
+    ref = started()
+    holder, release = hold(ref)
+    for value in range(5):
+        deliver(ref, Append(value))
+    where = ref.ask("where", block=False)
+    release.set()
+    holder.join(WAIT)
+    assert where.get(timeout=WAIT) == "holder"
+    assert call(ref, "seen", WAIT) == [(v, "holder") for v in range(5)]
+
+
+def test_a_nested_holder_leaves_waiting_messages_of_a_waiting_actor_to_the_pool(
+    started: Any,
+) -> None:
+    outer, inner = started(), started()
+    holder, release = hold(outer, lambda block: Nested(inner, block))
+    deliver(inner, Append("queued"))
+    release.set()
+    holder.join(WAIT)
+    [(value, thread)] = call(inner, "seen", WAIT)
+    assert value == "queued" and thread.startswith("quotactor-test")
+
+
+def test_a_nested_holder_runs_waiting_messages_of_an_actor_that_never_waits(
+    started: Any,
+) -> None:
+    outer, inner = started(), started(NeverWaits)
+    holder, release = hold(outer, lambda block: Nested(inner, block))
+    deliver(inner, Append("queued"))
+    release.set()
+    holder.join(WAIT)
+    assert call(inner, "seen", WAIT) == [("queued", "holder")]
+
+
+def test_a_failing_call_raises_to_the_caller_and_the_actor_lives_on(started: Any) -> None:
+    ref = started()
+    with pytest.raises(ValueError, match="handler failed"):
+        call(ref, "fail", WAIT)
+    deliver(ref, "fail")  # a failing tell is logged, not fatal
+    holder, release = hold(ref)
+    queued = ref.ask("fail", block=False)
+    release.set()
+    holder.join(WAIT)
+    with pytest.raises(ValueError):
+        queued.get(timeout=WAIT)
+    assert call(ref, "where", WAIT) == threading.current_thread().name
+
+
+def test_stop_now_stops_an_idle_actor_at_once_and_a_busy_one_after_its_queue(
+    started: Any,
+) -> None:
+    idle = started()
+    stop_now(idle)
+    assert not idle.is_alive()
+    with pytest.raises(pykka.ActorDeadError):
+        call(idle, "where", WAIT)
+
+    busy = started()
+    holder, release = hold(busy)
+    deliver(busy, Append("before the stop"))
+    stop_now(busy)
+    late = busy.ask("where", block=False)
+    release.set()
+    holder.join(WAIT)
+    with pytest.raises(pykka.ActorDeadError):
+        late.get(timeout=WAIT)
+    assert not busy.is_alive()
+
+
+def test_many_threads_calling_one_actor_lose_nothing(started: Any) -> None:
+    ref = started(NeverWaits)
+    errors: list[BaseException] = []
+
+    def worker(t: int) -> None:
+        try:
+            for i in range(300):
+                if i % 2:
+                    call(ref, Append((t, i)), WAIT)
+                else:
+                    deliver(ref, Append((t, i)))
+        except BaseException as exc:  # surfaced by the test thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT * 3)
+    assert errors == []
+    seen = [value for value, _ in call(ref, "seen", WAIT)]
+    assert sorted(seen) == sorted((t, i) for t in range(8) for i in range(300))
+    for t in range(8):  # each sender's messages in the order it sent them
+        assert [i for s, i in seen if s == t] == list(range(300))
