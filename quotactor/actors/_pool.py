@@ -34,7 +34,9 @@ from pykka.messages import _ActorStop
 
 from quotactor.logs import get_logger
 
-__all__ = ["PooledActor", "WorkerPool", "call", "deliver", "live_actors", "stop_now"]
+__all__ = [
+    "PooledActor", "WorkerPool", "call", "deliver", "live_actors", "stop_now", "submit",
+]
 
 _BATCH = 64
 log = get_logger()
@@ -314,6 +316,27 @@ def call(ref: pykka.ActorRef[Any], message: Any, timeout: float | None) -> Any:
     if actor is None:
         return ref.ask(message, block=False).get(timeout=timeout)
     return actor._handle_inline(message)
+
+
+class _Answered:
+    """The answer of a message handled on the sender's thread, shaped like a future."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: Any) -> None:
+        self._value = value
+
+    def get(self, timeout: float | None = None) -> Any:
+        return self._value
+
+
+def submit(ref: pykka.ActorRef[Any], message: Any) -> Any:
+    """Like `call`, but returns something to `get(timeout=...)` the answer from, so a sender
+    can decide what to do after a timeout and then go on waiting."""
+    actor = ref.actor_inbox._claim()
+    if actor is None:
+        return ref.ask(message, block=False)
+    return _Answered(actor._handle_inline(message))
 
 
 def deliver(ref: pykka.ActorRef[Any], message: Any) -> None:

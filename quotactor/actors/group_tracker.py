@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Any
 
 from quotactor.actors._base import SafeReceive, log
@@ -12,14 +11,11 @@ from quotactor.actors.messages import (
     GroupIncrease,
     GroupSkip,
     GroupStatus,
-    GroupUndo,
     ReadPart,
     ReadResult,
     SnapshotPart,
 )
 from quotactor.core.tracker import GroupTrackerState
-
-_UNDO_WINDOW = 4096
 
 
 class GroupTrackerActor(SafeReceive, PooledActor):
@@ -38,7 +34,6 @@ class GroupTrackerActor(SafeReceive, PooledActor):
         super().__init__(pool)
         self.state = GroupTrackerState(name)
         self.handled = 0
-        self._applied: OrderedDict[int, tuple[GroupIncrease, bool]] = OrderedDict()
 
     def _status(self, ok: bool, refusal: Any = None) -> GroupStatus:
         self.handled += 1
@@ -62,9 +57,6 @@ class GroupTrackerActor(SafeReceive, PooledActor):
             return self._status(True)
         if isinstance(message, GroupSkip):
             return self._status(True)
-        if isinstance(message, GroupUndo):
-            self._undo(message.op)
-            return None
         if isinstance(message, ReadPart):
             message.reply.set(ReadResult(
                 self.state.headroom(message.table, message.parts),
@@ -77,21 +69,11 @@ class GroupTrackerActor(SafeReceive, PooledActor):
         raise TypeError(f"unexpected message {type(message).__name__}")
 
     def _increase(self, msg: GroupIncrease) -> GroupStatus:
+        if not msg.ticket.take():
+            self.log.warning("increase_abandoned", app=msg.app, user=msg.user)
+            return self._status(False, "abandoned by the user tracker")
         refusal = self.state.check_increase(msg.table, msg.parts, msg.app, msg.usage)
         if refusal is not None:
             return self._status(False, refusal)
-        new_app = msg.app not in self.state.applications
         self.state.increase(msg.parts, msg.app, msg.usage, msg.user)
-        self._applied[msg.op] = (msg, new_app)
-        if len(self._applied) > _UNDO_WINDOW:
-            self._applied.popitem(last=False)
         return self._status(True)
-
-    def _undo(self, op: int) -> None:
-        """Reverse an applied increase; the undo always arrives after it (same sender, FIFO)."""
-        entry = self._applied.pop(op, None)
-        if entry is None:
-            return
-        msg, new_app = entry
-        self.state.decrease(msg.parts, msg.app, msg.usage, remove_app=new_app)
-        self.log.warning("increase_undone", op=op, app=msg.app)

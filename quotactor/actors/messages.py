@@ -10,6 +10,7 @@ thousands of operations per second.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -136,13 +137,41 @@ class SnapshotPart:
 # User tracker -> group tracker (asked, so it carries no future of its own)
 
 
+class Ticket:
+    """Settles, once, who decides the fate of one group increase: the group tracker applying it
+    (`take`) or the user tracker that stopped waiting for the answer (`abandon`).
+
+    Whichever comes first wins; the other learns it. So a late increase is never applied behind
+    the back of a user tracker that refused, and a user tracker never gives up on an increase the
+    group already applied: it waits for that answer instead.
+    """
+
+    __slots__ = ("_lock", "_owner")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._owner: str | None = None
+
+    def take(self) -> bool:
+        return self._settle("group")
+
+    def abandon(self) -> bool:
+        return self._settle("user")
+
+    def _settle(self, claimant: str) -> bool:
+        with self._lock:
+            if self._owner is None:
+                self._owner = claimant
+            return self._owner == claimant
+
+
 class GroupIncrease(NamedTuple):
-    op: int
     parts: tuple[str, ...]
     app: str
     usage: Resource
     user: str
     table: LimitTable
+    ticket: Ticket
 
 
 class GroupDecrease(NamedTuple):
@@ -150,13 +179,6 @@ class GroupDecrease(NamedTuple):
     app: str
     usage: Resource
     remove_app: bool
-
-
-@dataclass(frozen=True, slots=True)
-class GroupUndo:
-    """Take back an increase whose answer the user tracker stopped waiting for."""
-
-    op: int
 
 
 @dataclass(frozen=True, slots=True)

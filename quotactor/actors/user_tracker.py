@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import pykka
 
 from quotactor.actors._base import SafeReceive, log
-from quotactor.actors._pool import PooledActor, WorkerPool, call, deliver
+from quotactor.actors._pool import PooledActor, WorkerPool, call, deliver, submit
 from quotactor.actors.messages import (
     Decision,
     GroupDecrease,
     GroupIncrease,
     GroupSkip,
     GroupStatus,
-    GroupUndo,
     Idle,
     ReadPart,
     ReadResult,
     SnapshotPart,
+    Ticket,
     UserBatch,
     UserDecrease,
     UserIncrease,
@@ -29,7 +28,6 @@ from quotactor.core.tracker import UserTrackerState
 GROUP_TIMEOUT = 30.0
 """Seconds a user tracker waits for its group; a group answers in microseconds unless wedged."""
 
-_ops = itertools.count(1)
 
 
 class UserTrackerActor(SafeReceive, PooledActor):
@@ -118,14 +116,16 @@ class UserTrackerActor(SafeReceive, PooledActor):
             return Decision(False, refusal), self._skip(msg)
         status: GroupStatus | None = None
         if msg.group_ref is not None:
-            op = next(_ops)
-            request = GroupIncrease(op, msg.parts, msg.app, msg.usage, self.state.name, msg.table)
+            ticket = Ticket()
+            answer = submit(msg.group_ref, GroupIncrease(
+                msg.parts, msg.app, msg.usage, self.state.name, msg.table, ticket))
             try:
-                status = call(msg.group_ref, request, GROUP_TIMEOUT)
+                status = answer.get(timeout=GROUP_TIMEOUT)
             except pykka.Timeout:
-                msg.group_ref.tell(GroupUndo(op))
-                self.log.error("group_timeout", app=msg.app, group=msg.group)
-                return Decision(False, "group tracker did not answer in time"), None
+                if ticket.abandon():
+                    self.log.error("group_timeout", app=msg.app, group=msg.group)
+                    return Decision(False, "group tracker did not answer in time"), None
+                status = answer.get(timeout=GROUP_TIMEOUT)  # taken: the answer is on its way
             if not status.ok:
                 self.log.info("increase_refused", app=msg.app, queue=".".join(msg.parts),
                               reason=str(status.refusal))

@@ -10,7 +10,11 @@ from typing import Any
 import pykka
 import pytest
 
+from quotactor import UserGroup
+from quotactor.actors import user_tracker
 from quotactor.actors._pool import PooledActor, WorkerPool, call, deliver, live_actors, stop_now
+from quotactor.actors.messages import Ticket
+from quotactor.core.limits import LimitEntry, LimitTable
 
 WAIT = 10.0
 
@@ -200,3 +204,31 @@ def test_many_threads_calling_one_actor_lose_nothing(started: Any) -> None:
     assert sorted(seen) == sorted((t, i) for t in range(8) for i in range(300))
     for t in range(8):  # each sender's messages in the order it sent them
         assert [i for s, i in seen if s == t] == list(range(300))
+
+
+def test_a_ticket_is_settled_once_by_whoever_comes_first() -> None:
+    taken = Ticket()
+    assert taken.take() and taken.take()
+    assert not taken.abandon()
+    abandoned = Ticket()
+    assert abandoned.abandon()
+    assert not abandoned.take()
+
+
+def test_a_user_tracker_that_gives_up_on_a_wedged_group_changes_nothing(
+    start_ugm: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(user_tracker, "GROUP_TIMEOUT", 0.2)
+    ugm = start_ugm(LimitTable({"root": [LimitEntry(groups=("dev",), max_resources={"m": 100})]}))
+    sue = UserGroup("sue", ["dev"])
+    assert ugm.increase_tracked_resource("root.a", "app1", {"m": 1}, sue)
+    manager = ugm._manager.actor_inbox._actor
+    group = manager.groups["dev"].ref.actor_inbox._claim()  # wedge the group tracker
+    assert group is not None
+    decision = ugm.decide_increase("root.a", "app2", {"m": 1}, sue)
+    assert not decision.ok and decision.refusal == "group tracker did not answer in time"
+    group._finish(64)  # the group wakes up, finds the increase abandoned, applies nothing
+    assert ugm.get_group_resources("dev") == {"m": 1}
+    assert ugm.get_user_resources("sue") == {"m": 1}
+    assert ugm.increase_tracked_resource("root.a", "app3", {"m": 1}, sue)
+    assert ugm.get_group_resources("dev") == {"m": 2}
