@@ -152,9 +152,33 @@ class _PooledInbox:
             return None
 
     def _close(self) -> None:
-        """No more messages: any later `put` is answered with `ActorDeadError` at once."""
+        """No more messages: any later `put` is answered with `ActorDeadError` at once.
+
+        Dropping the actor breaks the actor <-> inbox cycle, so a stopped tracker is freed as
+        soon as its owner lets go of it, not by a full collection (seconds at 100k trackers).
+        """
         with self._lock:
             self._closed = True
+            self._actor = None
+
+
+class _StopFlag:
+    """`actor_stopped` for pooled actors: the `set`/`is_set` that pykka uses of an `Event`.
+
+    Nothing waits on it, and an `Event` costs six objects for the collector to walk (its
+    condition, lock, waiter deque and bound methods): a fifth of a live tracker's share.
+    """
+
+    __slots__ = ("_stopped",)
+
+    def __init__(self) -> None:
+        self._stopped = False
+
+    def set(self) -> None:
+        self._stopped = True
+
+    def is_set(self) -> bool:
+        return self._stopped
 
 
 def _reply_dead(envelope: Envelope[Any]) -> None:
@@ -202,7 +226,7 @@ class PooledActor(pykka.Actor):
         # pykka.Actor.__init__ without its uuid4 URN, which reads OS entropy on every start.
         self.actor_urn = f"urn:quotactor:{next(_actor_ids)}"
         self.actor_inbox = self._create_actor_inbox()
-        self.actor_stopped = threading.Event()
+        self.actor_stopped = _StopFlag()  # type: ignore[assignment]
         self._actor_ref = pykka.ActorRef(self)
         self._pool = pool
 

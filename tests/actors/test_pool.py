@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import threading
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -178,6 +180,22 @@ def test_stop_now_stops_an_idle_actor_at_once_and_a_busy_one_after_its_queue(
     with pytest.raises(pykka.ActorDeadError):
         late.get(timeout=WAIT)
     assert not busy.is_alive()
+
+
+def test_a_stopped_actor_is_freed_without_the_cyclic_collector(pool: WorkerPool) -> None:
+    """At 100k trackers a full collection takes seconds: retiring must not leave cycles."""
+    ref = Recorder.start(pool)
+    call(ref, Append("work"), WAIT)
+    actor = weakref.ref(ref.actor_inbox._actor)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        stop_now(ref)
+        del ref
+        assert actor() is None
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def test_many_threads_calling_one_actor_lose_nothing(started: Any) -> None:
