@@ -15,6 +15,8 @@ import threading
 import time
 from typing import Any
 
+from markdown import header
+
 from quotactor import UserGroup
 from quotactor.config import load_config
 from quotactor.ugm import UserGroupManager
@@ -92,12 +94,11 @@ def run() -> list[dict[str, float]]:
 
 
 def table(rows: list[dict[str, float]]) -> str:
-    lines = [
-        "| callers | limit entries | load+validate alone s |"
-        " validate+apply under load (config actor) s | longest increase during apply ms |"
-        " quiet p99 ms | quiet max ms |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    lines = header(
+        "callers", "limit entries", "load+validate alone s",
+        "validate+apply under load (config actor) s", "longest increase during apply ms",
+        "quiet p99 ms", "quiet max ms",
+    )
     lines += [
         f"| {r['callers']} | {r['entries']:,} | {r['validate_s']:.2f} | {r['apply_s']:.2f} |"
         f" {r['max_stall_ms']:.1f} | {r['quiet_p99_ms']:.1f} | {r['quiet_max_ms']:.1f} |"

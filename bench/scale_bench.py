@@ -18,6 +18,7 @@ import threading
 import time
 from typing import Any
 
+from markdown import header
 from tracking_bench import drive
 from workload import Workload, make_workload
 
@@ -78,12 +79,11 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
 
 def table(rows: list[dict[str, Any]]) -> str:
     base = rows[0]["calls_per_s"]
-    lines = [
-        "| users | trackers | setup s | RSS MiB (added) | OS threads | calls/s (8 callers) |"
-        " p50 µs | p99 µs | vs 1k users | objects the collector tracks | full collection ms |"
-        " garbage left after stop |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    lines = header(
+        "users", "trackers", "setup s", "RSS MiB (added)", "OS threads", "calls/s (8 callers)",
+        "p50 µs", "p99 µs", "vs 1k users", "objects the collector tracks", "full collection ms",
+        "garbage left after stop",
+    )
     for r in rows:
         lines.append(
             f"| {r['users']:,} | {r['trackers']:,} | {r['setup_s']:.1f} | {r['rss_mib']:.0f} |"

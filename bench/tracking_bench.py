@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from markdown import header
 from workload import Workload, make_workload, operations
 
 from quotactor import Decision, UsageDecrease, UsageIncrease
@@ -180,12 +181,11 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = [
-        "| callers | actors calls/s | increases/s | p50 µs | p99 µs | p99.9 µs |"
-        " baseline calls/s | increases/s | base p50 µs | base p99 µs | base p99.9 µs |"
-        " actors/baseline | refused % |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    lines = header(
+        "callers", "actors calls/s", "increases/s", "p50 µs", "p99 µs", "p99.9 µs",
+        "baseline calls/s", "increases/s", "base p50 µs", "base p99 µs", "base p99.9 µs",
+        "actors/baseline", "refused %",
+    )
     for row in rows:
         a, b = row["actors"], row["baseline"]
         lines.append(
