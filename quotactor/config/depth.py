@@ -62,7 +62,7 @@ def _too_deep(source: str | bytes) -> Any:
 def _stops_early(text: str) -> bool:
     """Whether the C parser gives up on `text` well before its end (a nesting bound)."""
     try:
-        for _ in yaml.parse(text, Loader=yaml.CSafeLoader):
+        for _ in yaml.parse(text, Loader=_EventLoader):
             pass
     except yaml.MarkedYAMLError as exc:
         return exc.problem_mark is not None and exc.problem_mark.index < len(text) // 2
@@ -73,8 +73,7 @@ def _parser_bounds_depth() -> bool:
     """Probe the libyaml at hand once: does it refuse deep flow and block nesting by itself?"""
     if not getattr(yaml, "__with_libyaml__", False):
         return False
-    flow = "[" * _PROBE_DEPTH
-    return _stops_early(flow) and _stops_early("- " * _PROBE_DEPTH)
+    return _stops_early("[" * _PROBE_DEPTH) and _stops_early("- " * _PROBE_DEPTH)
 
 
 _PARSER_BOUNDS_DEPTH = _parser_bounds_depth()
