@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 
 from quotactor.config import cli as config_cli
 from quotactor.elastic import cli as elastic_cli
@@ -23,15 +24,24 @@ def _tour(args: argparse.Namespace) -> int:
     return 0
 
 
+def _version() -> str:
+    """The installed distribution's version: one source of truth, `pyproject.toml`."""
+    try:
+        return version("quotactor")
+    except PackageNotFoundError:  # imported from a source tree that was never installed
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="quotactor",
         description="Resource quota tracking and enforcement for cluster schedulers.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     parser.add_argument("--log-format", choices=("console", "json"), default="console")
     parser.add_argument("--log-level", default="warning",
                         choices=("debug", "info", "warning", "error"))
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command")
     tour = sub.add_parser("tour", help="track a few users under limits and print the state")
     tour.set_defaults(func=_tour)
     sim_cli.add_parser(sub)
@@ -43,7 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:  # no command: show what there is to run, as `git` does
+        parser.print_help()
+        return 0
     configure_logging(args.log_format, args.log_level)
     code: int = args.func(args)
     return code

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 
 import pykka
 import pytest
 
 from quotactor.actors._pool import live_actors
 from quotactor.ugm import UserGroupManager
-
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
 
 def live_quotactor_actors() -> list[str]:

@@ -1,16 +1,13 @@
-"""Helpers for the config tests: the shared fixture corpus and a way to see every problem."""
+"""Helpers for the config tests: a way to see every problem a config has."""
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
 from quotactor.config import ConfigError, load_config
-
-SHARED_FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 
 
 def problems_of(text: str) -> list[ConfigError]:

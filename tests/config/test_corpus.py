@@ -11,7 +11,7 @@ import pytest
 
 from quotactor.config import ConfigError, load_config
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "yunikorn-configs"
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "yunikorn-configs"
 ENTRIES: list[dict[str, Any]] = json.loads((CORPUS / "index.json").read_text())
 
 # YuniKorn's words for a rule -> words our reason for the same rule contains. First match wins,

@@ -11,7 +11,7 @@ import pytest
 
 from quotactor.ugm import UserGroupManager
 
-CONFIGS = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "yunikorn-configs"
+CONFIGS = Path(__file__).resolve().parents[1] / "data" / "yunikorn-configs"
 TOKEN = "s3cret-admin-token"
 
 TESTER_CONFIG = """\
