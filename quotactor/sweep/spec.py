@@ -1,0 +1,421 @@
+"""The sweep file: a base config, workloads, a cluster, and the parameters to vary.
+
+```yaml
+model: yunikorn                  # the replay's quota model (elastic, quotatree: not yet)
+config: queues.yaml              # the base config: a path (relative to this file), or inline
+workloads:
+  - builtin:nasa-ipsc            # the bundled NASA iPSC/860 trace
+  - {source: traces/q3.swf.gz, swf_groups: {1: normal, 2: system}, jobs: 5000}
+  - synthetic:jobs=500,users=8,seed=3
+cluster: {nodes: 1, resources: {vcore: "128"}}     # or {file: cluster.yaml}
+replay: {packing: dense, partition: default}       # optional
+parameters:
+  user_vcore:
+    path: partitions[0].queues[0].queues[0].limits[0].maxresources.vcore
+    values: [32, 64, 128]
+  queue_apps:
+    path: partitions[0].queues[0].queues[0].maxapplications
+    range: {from: 5, to: 9, step: 2}               # 5, 7, 9
+  system_apps:
+    template: system_apps                          # ${system_apps} in the config
+    values: [1, 2, null]                           # null: the key is left out
+sample: {count: 20, seed: 7}                       # optional: a seeded sample of the grid
+```
+Everything is checked when the file is read, so a sweep that starts runs to its end: every
+error names the key, workload or parameter at fault.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from quotactor.sim.cluster import ClusterError, ClusterSpec, load_cluster, uniform_cluster
+from quotactor.sim.jobs import Workload, WorkloadError
+from quotactor.sweep.binding import (
+    Binding,
+    Scalar,
+    check_binding,
+    parse_path,
+    template_names,
+)
+from quotactor.sweep.errors import SweepError
+
+__all__ = ["BUILTIN_NASA", "ClusterDef", "MODELS", "Parameter", "Sample", "SweepSpec",
+           "WorkloadSpec", "load_sweep", "parse_sweep"]
+
+MODELS = ("yunikorn", "elastic", "quotatree")
+SUPPORTED_MODELS = ("yunikorn",)
+BUILTIN_NASA = "builtin:nasa-ipsc"
+MAX_POINTS = 100_000
+MAX_RANGE = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    """One dimension of the grid: its values, in the order the sweep file gives them."""
+
+    name: str
+    binding: Binding
+    values: tuple[Scalar, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadSpec:
+    """A workload as the sweep file names it; `load` reads it (once per sweep)."""
+
+    name: str
+    source: str
+    jobs: int | None = None
+    swf_groups: tuple[tuple[int, str], ...] = ()
+    format: str | None = None
+    with_memory: bool = False
+
+    def load(self) -> Workload:
+        if self.source == BUILTIN_NASA:
+            from quotactor.sim.demo import demo_workload
+
+            return demo_workload(self.jobs)
+        from quotactor.sim.workload import load_workload
+
+        workload = load_workload(self.source, fmt=self.format,  # type: ignore[arg-type]
+                                 group_names=dict(self.swf_groups) or None,
+                                 with_memory=self.with_memory)
+        if self.jobs is None:
+            return workload
+        return Workload(workload.source, workload.jobs[: self.jobs], workload.bad_lines,
+                        workload.problems, workload.header)
+
+    def key(self) -> str:
+        return json.dumps([self.source, self.jobs, self.swf_groups, self.format,
+                           self.with_memory])
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterDef:
+    """`nodes` identical nodes of `resources`, or the nodes of a cluster file."""
+
+    nodes: int = 1
+    resources: tuple[tuple[str, str], ...] = ()
+    file: str = ""
+
+    def build(self) -> ClusterSpec:
+        if self.file:
+            return load_cluster(self.file)
+        return uniform_cluster(self.nodes, dict(self.resources))
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    count: int
+    seed: int
+
+
+@dataclass(frozen=True, slots=True)
+class SweepSpec:
+    """A checked sweep file. `base` is the base config as canonical JSON (a frozen value)."""
+
+    source: str
+    model: str
+    base: str
+    workloads: tuple[WorkloadSpec, ...]
+    cluster: ClusterDef
+    parameters: tuple[Parameter, ...]
+    sample: Sample | None = None
+    packing: str = "dense"
+    partition: str = ""
+
+    @property
+    def grid_size(self) -> int:
+        return math.prod(len(p.values) for p in self.parameters) * len(self.workloads)
+
+    def base_document(self) -> Any:
+        return json.loads(self.base)
+
+
+def load_sweep(path: Path) -> SweepSpec:
+    """Read and check a sweep file; relative paths in it are relative to its folder."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise SweepError(f"cannot read {path}: {reason}") from None
+    return parse_sweep(text, str(path), path.parent)
+
+
+def parse_sweep(text: str, source: str = "<sweep>", folder: Path = Path(".")) -> SweepSpec:
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise SweepError(f"{source}: not valid YAML: {exc}") from None
+    if not isinstance(document, dict):
+        raise SweepError(f"{source}: a sweep file is a mapping (config, workloads, cluster, "
+                         "parameters)")
+    _known(document, {"model", "config", "workloads", "cluster", "replay", "parameters",
+                      "sample"}, "the sweep file")
+    model = _model(document.get("model", "yunikorn"))
+    base = _base(document.get("config"), folder)
+    parameters = _parameters(document.get("parameters"), base)
+    spec = SweepSpec(
+        source=source,
+        model=model,
+        base=json.dumps(base, sort_keys=True),
+        workloads=_workloads(document.get("workloads"), folder),
+        cluster=_cluster(document.get("cluster"), folder),
+        parameters=parameters,
+        sample=_sample(document.get("sample")),
+        **_replay(document.get("replay")),
+    )
+    if spec.sample is None and spec.grid_size > MAX_POINTS:
+        raise SweepError(f"the grid has {spec.grid_size} points (at most {MAX_POINTS}); "
+                         "narrow it or add `sample: {count: N, seed: S}`")
+    return spec
+
+
+def _known(mapping: Mapping[Any, Any], keys: set[str], where: str) -> None:
+    unknown = sorted(str(k) for k in mapping if k not in keys)
+    if unknown:
+        raise SweepError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
+                         f"{', '.join(unknown)} (known: {', '.join(sorted(keys))})")
+
+
+def _model(value: Any) -> str:
+    if value not in MODELS:
+        raise SweepError(f"model: {value!r} is not a quota model (one of {', '.join(MODELS)})")
+    if value not in SUPPORTED_MODELS:
+        raise SweepError(f"model: {value!r} is not yet supported: the replay speaks only "
+                         f"{', '.join(SUPPORTED_MODELS)} today")
+    return str(value)
+
+
+def _base(value: Any, folder: Path) -> Any:
+    if value is None:
+        raise SweepError("config: missing (a path to a queue config, or the config inline)")
+    if value == BUILTIN_NASA:
+        from quotactor.sim.demo import demo_config_text
+
+        return yaml.safe_load(demo_config_text())
+    if isinstance(value, str):
+        path = folder / value
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise SweepError(f"config: cannot read {path}: {reason}") from None
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise SweepError(f"config: {path}: not valid YAML: {exc}") from None
+    if not isinstance(value, dict) or not isinstance(value.get("partitions"), list):
+        raise SweepError("config: expected a queue config with a `partitions` list")
+    return value
+
+
+def _scalar(value: Any, where: str) -> Scalar:
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    raise SweepError(f"{where}: {value!r} is not a single value (a string, number, "
+                     "true/false or null)")
+
+
+def _parameters(value: Any, base: Any) -> tuple[Parameter, ...]:
+    if not isinstance(value, dict) or not value:
+        raise SweepError("parameters: expected a mapping of parameter names to "
+                         "{path or template, values or range}")
+    out: list[Parameter] = []
+    paths: dict[tuple[str | int, ...], str] = {}
+    for name, entry in value.items():
+        where = f"parameter {name!r}"
+        if not isinstance(name, str) or not name.isidentifier():
+            raise SweepError(f"{where}: a name is letters, digits and _ (it becomes a column)")
+        if not isinstance(entry, dict):
+            raise SweepError(f"{where}: expected {{path: ..., values: [...]}}")
+        _known(entry, {"path", "template", "values", "range"}, where)
+        if ("path" in entry) == ("template" in entry):
+            raise SweepError(f"{where}: give exactly one of `path` and `template`")
+        if ("values" in entry) == ("range" in entry):
+            raise SweepError(f"{where}: give exactly one of `values` and `range`")
+        if "path" in entry:
+            if not isinstance(entry["path"], str):
+                raise SweepError(f"{where}: path must be text such as "
+                                 "partitions[0].queues[0].maxapplications")
+            binding = Binding(name, path=parse_path(entry["path"], name))
+            if binding.path in paths:
+                raise SweepError(f"{where}: path {entry['path']} is already bound by "
+                                 f"{paths[binding.path]!r}")
+            paths[binding.path] = name
+        else:
+            template = entry["template"]
+            if not isinstance(template, str) or not template.isidentifier():
+                raise SweepError(f"{where}: template must be a name used as ${{name}} "
+                                 "in the config")
+            binding = Binding(name, template=template)
+        values = _values(entry, where)
+        check_binding(base, binding, values)
+        out.append(Parameter(name, binding, values))
+    used = template_names(base)
+    bound = {p.binding.template for p in out if p.binding.template}
+    for parameter in out:
+        if parameter.binding.template and parameter.binding.template not in used:
+            raise SweepError(f"parameter {parameter.name!r}: the config never uses "
+                             f"${{{parameter.binding.template}}}")
+    unbound = sorted(used - bound)
+    if unbound:
+        raise SweepError(f"config: ${{{unbound[0]}}} is bound by no parameter")
+    return tuple(out)
+
+
+def _values(entry: Mapping[str, Any], where: str) -> tuple[Scalar, ...]:
+    if "values" in entry:
+        raw = entry["values"]
+        if not isinstance(raw, list) or not raw:
+            raise SweepError(f"{where}: values must be a non-empty list")
+        values = tuple(_scalar(v, f"{where}: values[{i}]") for i, v in enumerate(raw))
+    else:
+        values = _range(entry["range"], where)
+    seen: set[str] = set()
+    for value in values:
+        key = json.dumps(value)
+        if key in seen:
+            raise SweepError(f"{where}: value {value!r} is listed twice")
+        seen.add(key)
+    return values
+
+
+def _range(value: Any, where: str) -> tuple[Scalar, ...]:
+    if not isinstance(value, dict):
+        raise SweepError(f"{where}: range is {{from: A, to: B, step: C}}")
+    _known(value, {"from", "to", "step"}, f"{where}: range")
+    numbers: dict[str, float] = {}
+    for key in ("from", "to", "step"):
+        number = value.get(key, 1 if key == "step" else None)
+        if isinstance(number, bool) or not isinstance(number, int | float) \
+                or not math.isfinite(number):
+            raise SweepError(f"{where}: range {key} must be a number, got {number!r}")
+        numbers[key] = number
+    start, stop, step = numbers["from"], numbers["to"], numbers["step"]
+    if step <= 0:
+        raise SweepError(f"{where}: range step must be positive, got {step!r}")
+    if stop < start:
+        raise SweepError(f"{where}: range to ({stop!r}) is below from ({start!r})")
+    count = math.floor((stop - start) / step + 1e-9) + 1
+    if count > MAX_RANGE:
+        raise SweepError(f"{where}: range gives {count} values (at most {MAX_RANGE})")
+    integral = all(isinstance(v, int) for v in (start, stop, step))
+    return tuple(int(start + i * step) if integral else round(start + i * step, 9)
+                 for i in range(count))
+
+
+def _workloads(value: Any, folder: Path) -> tuple[WorkloadSpec, ...]:
+    if not isinstance(value, list) or not value:
+        raise SweepError("workloads: expected a non-empty list (paths, builtin:nasa-ipsc, or "
+                         "synthetic:...)")
+    out: list[WorkloadSpec] = []
+    for index, entry in enumerate(value):
+        where = f"workloads[{index}]"
+        if isinstance(entry, str):
+            entry = {"source": entry}
+        if not isinstance(entry, dict) or not isinstance(entry.get("source"), str):
+            raise SweepError(f"{where}: expected a source, or {{source: ..., ...}}")
+        _known(entry, {"name", "source", "jobs", "swf_groups", "format", "with_memory"}, where)
+        source: str = entry["source"]
+        if source != BUILTIN_NASA and not source.startswith("synthetic"):
+            source = str(folder / source)
+        jobs = entry.get("jobs")
+        if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int)
+                                 or jobs < 1):
+            raise SweepError(f"{where}: jobs must be a positive integer")
+        groups = entry.get("swf_groups", {})
+        if not isinstance(groups, dict) or not all(
+                isinstance(k, int) and isinstance(v, str) for k, v in groups.items()):
+            raise SweepError(f"{where}: swf_groups maps SWF group ids to names, "
+                             "e.g. {1: normal, 2: system}")
+        fmt = entry.get("format")
+        if fmt not in (None, "swf", "csv", "jsonl"):
+            raise SweepError(f"{where}: format is swf, csv or jsonl")
+        name = str(entry.get("name") or _default_name(entry["source"]))
+        if any(w.name == name for w in out):
+            raise SweepError(f"{where}: another workload is already called {name!r}; "
+                             "give each a `name`")
+        out.append(WorkloadSpec(name, source, jobs, tuple(sorted(groups.items())), fmt,
+                                bool(entry.get("with_memory", False))))
+    return tuple(out)
+
+
+def _default_name(source: str) -> str:
+    if source == BUILTIN_NASA:
+        return "nasa-ipsc"
+    if source.startswith("synthetic"):
+        return source
+    name = Path(source).name
+    for suffix in (".gz", ".swf", ".csv", ".jsonl", ".ndjson", ".json"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def _cluster(value: Any, folder: Path) -> ClusterDef:
+    if not isinstance(value, dict):
+        raise SweepError("cluster: expected {nodes: N, resources: {vcore: ...}} or "
+                         "{file: cluster.yaml}")
+    _known(value, {"nodes", "resources", "file"}, "cluster")
+    if "file" in value:
+        if set(value) != {"file"}:
+            raise SweepError("cluster: give either file or nodes and resources")
+        cluster = ClusterDef(file=str(folder / str(value["file"])))
+    else:
+        resources = value.get("resources")
+        nodes = value.get("nodes", 1)
+        if not isinstance(resources, dict):
+            raise SweepError("cluster: resources must be a mapping such as {vcore: \"128\"}")
+        if isinstance(nodes, bool) or not isinstance(nodes, int):
+            raise SweepError("cluster: nodes must be an integer")
+        cluster = ClusterDef(nodes, tuple(sorted((str(k), str(v))
+                                                 for k, v in resources.items())))
+    try:
+        cluster.build()
+    except ClusterError as exc:
+        raise SweepError(f"cluster: {exc}") from None
+    return cluster
+
+
+def _sample(value: Any) -> Sample | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise SweepError("sample: expected {count: N, seed: S}")
+    _known(value, {"count", "seed"}, "sample")
+    count, seed = value.get("count"), value.get("seed", 0)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise SweepError("sample: count must be a positive integer")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise SweepError("sample: seed must be an integer")
+    return Sample(count, seed)
+
+
+def _replay(value: Any) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise SweepError("replay: expected {packing: dense|none, partition: NAME}")
+    _known(value, {"packing", "partition"}, "replay")
+    packing = value.get("packing", "dense")
+    if packing not in ("dense", "none"):
+        raise SweepError("replay: packing is dense or none")
+    return {"packing": packing, "partition": str(value.get("partition", ""))}
+
+
+def check_workloads(spec: SweepSpec) -> dict[str, Workload]:
+    """Read every workload once (a `SweepError` naming the one that cannot be used)."""
+    loaded: dict[str, Workload] = {}
+    for workload in spec.workloads:
+        try:
+            loaded[workload.name] = workload.load()
+        except WorkloadError as exc:
+            raise SweepError(f"workload {workload.name!r}: {exc}") from None
+    return loaded
