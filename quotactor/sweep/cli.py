@@ -97,7 +97,7 @@ def _run(args: argparse.Namespace) -> int:
     summary = format_summary(outcome, names, figures, ranking, args.top)
     (args.out / "summary.txt").write_text(summary + "\n", encoding="utf-8")
     print(summary)
-    written = list(outcome.files) + [args.out / "summary.txt"]
+    written = [*outcome.files, args.out / "summary.txt"]
     if not args.no_plots and outcome.rows:
         from quotactor.sweep.plots import plot_parameters, plot_pareto
 
