@@ -73,7 +73,10 @@ def check_binding(document: Any, binding: Binding, values: Sequence[Scalar]) -> 
     parent = _parent(document, binding)
     last = binding.path[-1]
     if isinstance(parent, list):
-        if not isinstance(last, int) or last >= len(parent):
+        if not isinstance(last, int):
+            raise _error(binding, f"{format_path(binding.path[:-1])} is a list: index it "
+                         f"with [N], not .{last}")
+        if last >= len(parent):
             raise _error(binding, f"no item {last} in a list of {len(parent)}")
         if None in values:
             raise _error(binding, "null cannot remove a list item (it would shift the others)")
@@ -100,6 +103,9 @@ def _parent(document: Any, binding: Binding) -> Any:
                              f"{_kind(node)}")
             if step >= len(node):
                 raise _error(binding, f"{where}: no item {step} in a list of {len(node)}")
+        elif isinstance(node, list):
+            raise _error(binding, f"{where}: {format_path(binding.path[:depth])} is a list: "
+                         f"index it with [N], not .{step}")
         elif not isinstance(node, dict):
             raise _error(binding, f"{where}: no key {step!r}, found a {_kind(node)}")
         elif step not in node:
