@@ -46,8 +46,8 @@ def format_summary(outcome: SweepOutcome, parameters: Sequence[str], figures: Se
         multi = len({row["workload"] for row in outcome.rows}) > 1
         columns = ["rank", "point", *(["workload"] if multi else []), *parameters, *names]
         table = [columns]
-        for place, row in enumerate(ranking.ranked[:top], start=1):
-            table.append([str(place), *(shown(row.get(c), units.get(c, ""))
+        for place, best in enumerate(ranking.ranked[:top], start=1):
+            table.append([str(place), *(shown(best.get(c), units.get(c, ""))
                                         for c in columns[1:])])
         widths = [max(len(r[i]) for r in table) for i in range(len(columns))]
         lines.extend("  ".join(cell.rjust(w) for cell, w in zip(r, widths, strict=True))

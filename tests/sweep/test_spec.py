@@ -63,7 +63,8 @@ def test_a_seeded_sample_is_the_same_subset_every_time() -> None:
 @pytest.mark.parametrize(("path", "message"), [
     ("partitions[0].queues[0].queues[3].maxapplications", "no item 3 in a list of 1"),
     ("partitions[0].queues[0].queus[0].maxapplications", "no key 'queus'"),
-    ("partitions[0].queues[0].queues[0].limits.maxapplications", "limits is a list: index it with [N]"),
+    ("partitions[0].queues[0].queues[0].limits.maxapplications",
+     "limits is a list: index it with [N]"),
     ("partitions[0].queues[0].queues[0].limits[0].maxresources", "ends at a mapping"),
     ("partitions[0].name[0].x", "indexes a list"),
     ("partitions[0]..queues", "malformed path"),
@@ -95,7 +96,7 @@ def test_null_cannot_remove_a_list_item() -> None:
     text = TINY.replace("path: partitions[0].queues[0].queues[0].maxapplications",
                         "path: partitions[0].queues[0].queues[0].limits[0].users[0]").replace(
         "range: {from: 2, to: 6, step: 4}", "values: [u1, null]")
-    with pytest.raises(SweepError, match="parameter 'queue_apps'.*list item"):
+    with pytest.raises(SweepError, match=r"parameter 'queue_apps'.*list item"):
         parse_sweep(text)
 
 
@@ -120,9 +121,9 @@ def test_unknown_keys_and_missing_files_are_named(tmp_path: Path) -> None:
         parse_sweep(TINY + "paramters: {}\n")
     document = yaml.safe_load(TINY)
     document["config"] = "missing.yaml"
-    with pytest.raises(SweepError, match="config: cannot read .*missing.yaml"):
+    with pytest.raises(SweepError, match=r"config: cannot read .*missing\.yaml"):
         parse_sweep(yaml.safe_dump(document), folder=tmp_path)
-    with pytest.raises(SweepError, match="cannot read .*nowhere.yaml"):
+    with pytest.raises(SweepError, match=r"cannot read .*nowhere\.yaml"):
         load_sweep(tmp_path / "nowhere.yaml")
 
 
