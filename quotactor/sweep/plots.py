@@ -55,13 +55,14 @@ def _label(value: Any) -> str:
 
 def plot_parameters(rows: Sequence[Row], parameters: Sequence[Parameter],
                     figures: Sequence[Figure], directory: Path) -> list[Path]:
-    """One PNG per parameter with more than one value."""
+    """One PNG per parameter that takes more than one value among `rows` (a value whose
+    combinations were all invalid has no point to show)."""
     written: list[Path] = []
     varying = [f for f in figures
                if len({row.get(f.name) for row in rows if row.get(f.name) is not None}) > 1]
     workloads = sorted({row["workload"] for row in rows})
     for parameter in parameters:
-        if len(parameter.values) < 2 or not varying or not rows:
+        if len({_label(row[parameter.name]) for row in rows}) < 2 or not varying:
             continue
         positions = {_label(v): i for i, v in enumerate(parameter.values)}
         count = len(varying)
