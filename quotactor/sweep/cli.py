@@ -8,6 +8,7 @@ kept, one line says so).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from importlib.resources import files
 from pathlib import Path
@@ -64,9 +65,12 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("quotactor sweep: interrupted before any replay finished", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        sys.stderr.close()  # the reader left (`| head`): nothing more to say
-        return 0
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):  # the reader left (`| head`): nothing more to say
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
+        print(f"quotactor sweep: {exc}", file=sys.stderr)
+        return 1
 
 
 def _run(args: argparse.Namespace) -> int:

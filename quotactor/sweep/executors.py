@@ -24,6 +24,7 @@ from typing import Any
 from quotactor.config import load_config
 from quotactor.sim import ReplayOptions, Workload
 from quotactor.sim.session import ConfigRun, run_config
+from quotactor.sweep.errors import SweepError
 from quotactor.sweep.headline import Value, headline
 from quotactor.sweep.transport import (
     PackedCluster,
@@ -151,8 +152,13 @@ def ray_results(tasks: Sequence[Task], workloads: Mapping[str, Workload], setup:
 
     owned = not ray.is_initialized()
     if owned:
-        ray.init(address=address, num_cpus=cpus if address is None else None,
-                 include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+        try:
+            ray.init(address=address, num_cpus=cpus if address is None else None,
+                     include_dashboard=False, log_to_driver=False,
+                     logging_level=logging.ERROR)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            where = f"at {address}" if address else "locally"
+            raise SweepError(f"cannot start or reach Ray {where}: {exc}") from None
     pending: list[Any] = []
     try:
         setup_ref = ray.put(setup)
