@@ -67,6 +67,7 @@ def expand(spec: SweepSpec) -> Grid:
     points: list[Point] = []
     invalid: list[InvalidPoint] = []
     cluster = repr(spec.cluster)
+    workload_keys = {w.name: w.key() for w in spec.workloads}
     for index in indices:
         digits = _digits(index, sizes)
         workload = spec.workloads[digits[0]]
@@ -81,8 +82,8 @@ def expand(spec: SweepSpec) -> Grid:
         if problem:
             invalid.append(InvalidPoint(index, workload.name, values, problem))
             continue
-        identity = json.dumps([FIGURES_VERSION, spec.model, text, workload.key(), cluster,
-                               spec.packing, spec.partition])
+        identity = json.dumps([FIGURES_VERSION, spec.model, text, workload_keys[workload.name],
+                               cluster, spec.packing, spec.partition])
         key = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:20]
         points.append(Point(index, workload.name, values, text, key))
     return Grid(tuple(points), tuple(invalid))

@@ -27,6 +27,7 @@ error names the key, workload or parameter at fault.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Mapping
@@ -93,7 +94,17 @@ class WorkloadSpec:
                         workload.problems, workload.header)
 
     def key(self) -> str:
-        return json.dumps([self.source, self.jobs, self.swf_groups, self.format,
+        """What the workload's results depend on: the spec and, for a file, its contents (an
+        edited trace under the same name must not reuse old results)."""
+        digest = ""
+        path = Path(self.source)
+        if self.source != BUILTIN_NASA and path.is_file():
+            sha = hashlib.sha256()
+            with path.open("rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    sha.update(block)
+            digest = sha.hexdigest()
+        return json.dumps([self.source, digest, self.jobs, self.swf_groups, self.format,
                            self.with_memory])
 
 

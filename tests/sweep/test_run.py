@@ -143,3 +143,22 @@ def test_progress_reports_rate_and_eta(tiny_sweep: Path) -> None:
     assert sink.lines[0].startswith("sweep: 4 points to replay")
     assert any("points/min, ETA" in line for line in sink.lines[1:-1])
     assert sink.lines[-1].startswith("sweep: 4/4 points in")
+
+
+def test_an_edited_trace_does_not_reuse_old_results(tmp_path: Path) -> None:
+    from .conftest import TINY
+
+    trace = tmp_path / "jobs.csv"
+    trace.write_text("job_id,user,group,submit,duration,tasks\n"
+                     "j1,u1,group-a,0,100,2\nj2,u2,group-b,10,50,4\n", encoding="utf-8")
+    text = TINY.replace(
+        "source: synthetic:jobs=40,users=4,groups=2,seed=3,max_tasks=8,interarrival=30,"
+        "duration=300", "source: jobs.csv")
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(text, encoding="utf-8")
+    first = run_sweep(load_sweep(sweep), tmp_path / "out", workers=1, progress=_Sink())
+    assert first.ran == 4 and first.failed == ()
+    trace.write_text(trace.read_text(encoding="utf-8") + "j3,u1,group-a,20,30,1\n", encoding="utf-8")
+    second = run_sweep(load_sweep(sweep), tmp_path / "out", workers=1, progress=_Sink())
+    assert (second.ran, second.reused) == (4, 0)
+    assert all(row["jobs"] == 3 for row in second.rows)
