@@ -158,7 +158,8 @@ def test_an_edited_trace_does_not_reuse_old_results(tmp_path: Path) -> None:
     sweep.write_text(text, encoding="utf-8")
     first = run_sweep(load_sweep(sweep), tmp_path / "out", workers=1, progress=_Sink())
     assert first.ran == 4 and first.failed == ()
-    trace.write_text(trace.read_text(encoding="utf-8") + "j3,u1,group-a,20,30,1\n", encoding="utf-8")
+    with trace.open("a", encoding="utf-8") as handle:
+        handle.write("j3,u1,group-a,20,30,1\n")
     second = run_sweep(load_sweep(sweep), tmp_path / "out", workers=1, progress=_Sink())
     assert (second.ran, second.reused) == (4, 0)
     assert all(row["jobs"] == 3 for row in second.rows)
