@@ -68,9 +68,9 @@ def run_sweep(spec: SweepSpec, out: Path, *, executor: Executor = "local",
     (default: the cores) use a process pool; with `executor` "ray" each point is a Ray task."""
     started = time.perf_counter()
     grid = expand(spec)
-    workloads = check_workloads(spec)
     done = read_log(out)
     todo = [p for p in grid.points if p.key not in done]
+    workloads = check_workloads(spec, {p.workload for p in todo})
     reused = len(grid.points) - len(todo)
     setup = Setup(spec.model, pack_cluster(spec.cluster.build()), spec.packing, spec.partition)
     tasks = [Task(p.key, f"point-{p.index}", p.workload, p.config_text) for p in todo]

@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -421,10 +421,13 @@ def _replay(value: Any) -> dict[str, str]:
     return {"packing": packing, "partition": str(value.get("partition", ""))}
 
 
-def check_workloads(spec: SweepSpec) -> dict[str, Workload]:
-    """Read every workload once (a `SweepError` naming the one that cannot be used)."""
+def check_workloads(spec: SweepSpec, names: Collection[str]) -> dict[str, Workload]:
+    """Read the workloads called `names` once each (a `SweepError` naming one that cannot be
+    used); a rerun with every point done reads none."""
     loaded: dict[str, Workload] = {}
     for workload in spec.workloads:
+        if workload.name not in names:
+            continue
         try:
             loaded[workload.name] = workload.load()
         except WorkloadError as exc:
