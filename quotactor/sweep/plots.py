@@ -128,13 +128,18 @@ def pareto_front(rows: Sequence[Row], x: Figure, y: Figure) -> list[Row]:
 
 def plot_pareto(rows: Sequence[Row], parameters: Sequence[Parameter], x: Figure, y: Figure,
                 directory: Path) -> Path | None:
+    """The points, the front joined; front points marked `#n` (points at the same place share
+    a mark) and listed with their parameter values beside the plot, so labels never cover one
+    another or the data."""
     usable = [r for r in rows if r.get(x.name) is not None and r.get(y.name) is not None]
     if not usable:
         return None
     xscale, xlabel = _scale(x, [float(r[x.name]) for r in usable])
     yscale, ylabel = _scale(y, [float(r[y.name]) for r in usable])
-    fig = _figure(9.0, 6.5)
-    ax = fig.subplots()
+    fig = _figure(12.5, 6.5)
+    ax, side = fig.subplots(1, 2, width_ratios=[2.3, 1.2])
+    side.axis("off")
+    listing: list[tuple[str, str]] = []
     workloads = sorted({r["workload"] for r in usable})
     for number, workload in enumerate(workloads):
         colour = _COLOURS[number % len(_COLOURS)]
@@ -143,20 +148,34 @@ def plot_pareto(rows: Sequence[Row], parameters: Sequence[Parameter], x: Figure,
                    [float(r[y.name]) / yscale for r in mine], s=18, color=colour, alpha=0.35,
                    linewidths=0, label=f"{workload}: all points")
         front = pareto_front(mine, x, y)
-        fx = [float(r[x.name]) / xscale for r in front]
-        fy = [float(r[y.name]) / yscale for r in front]
-        ax.plot(fx, fy, color=colour, marker="o", markersize=5, linewidth=1.2,
-                label=f"{workload}: Pareto front")
-        for place, (row, px, py) in enumerate(zip(front, fx, fy, strict=True)):
-            text = f"#{row['point']} " + " ".join(f"{p.name}={_label(row[p.name])}"
-                                                  for p in parameters)
-            ax.annotate(text, (px, py), xytext=(6, 8 if place % 2 == 0 else -12),
+        places: dict[tuple[float, float], list[Row]] = {}
+        for row in front:
+            places.setdefault((float(row[x.name]) / xscale, float(row[y.name]) / yscale),
+                              []).append(row)
+        ax.plot([p[0] for p in places], [p[1] for p in places], color=colour, marker="o",
+                markersize=5, linewidth=1.2, label=f"{workload}: Pareto front")
+        if len(workloads) > 1:
+            listing.append((workload, colour))
+        for place, ((px, py), group) in enumerate(places.items()):
+            mark = ",".join(f"#{r['point']}" for r in group)
+            ax.annotate(mark, (px, py), xytext=(5, 6 if place % 2 == 0 else -11),
                         textcoords="offset points", fontsize=7, color=colour)
+            for row in group:
+                values = " ".join(f"{p.name}={_label(row[p.name])}" for p in parameters)
+                listing.append((f"#{row['point']}  {values}", colour))
+    side.set_title("Pareto front, best " + x.label + " first", fontsize=9, loc="left")
+    shown = listing[:40]
+    for line, (text, colour) in enumerate(shown):
+        side.text(0.0, 1.0 - (line + 1) / 42, text, fontsize=7, color=colour,
+                  transform=side.transAxes, family="monospace")
+    if len(listing) > len(shown):
+        side.text(0.0, 0.0, f"... {len(listing) - len(shown)} more", fontsize=7,
+                  transform=side.transAxes)
     ax.set_xlabel(f"{xlabel} ({'lower' if x.lower_is_better else 'higher'} is better)")
     ax.set_ylabel(f"{ylabel} ({'lower' if y.lower_is_better else 'higher'} is better)")
     ax.grid(True, alpha=0.3)
     ax.set_title(f"Pareto front: {x.label} vs {y.label}", fontsize=10)
-    fig.legend(loc="outside lower center", ncols=min(2 * len(workloads), 4), fontsize=8)
+    ax.legend(loc="best", fontsize=8)
     path = directory / f"pareto-{x.name}-{y.name}.png"
     fig.savefig(path)
     return path
