@@ -336,7 +336,7 @@ def _workloads(value: Any, folder: Path) -> tuple[WorkloadSpec, ...]:
             raise SweepError(f"{where}: expected a source, or {{source: ..., ...}}")
         _known(entry, {"name", "source", "jobs", "swf_groups", "format", "with_memory"}, where)
         source: str = entry["source"]
-        if source != BUILTIN_NASA and not source.startswith("synthetic"):
+        if source != BUILTIN_NASA and not _synthetic(source):
             source = str(folder / source)
         jobs = entry.get("jobs")
         if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int)
@@ -362,12 +362,16 @@ def _workloads(value: Any, folder: Path) -> tuple[WorkloadSpec, ...]:
 def _default_name(source: str) -> str:
     if source == BUILTIN_NASA:
         return "nasa-ipsc"
-    if source.startswith("synthetic"):
+    if _synthetic(source):
         return source
     name = Path(source).name
     for suffix in (".gz", ".swf", ".csv", ".jsonl", ".ndjson", ".json"):
         name = name.removesuffix(suffix)
     return name
+
+
+def _synthetic(source: str) -> bool:
+    return source == "synthetic" or source.startswith("synthetic:")
 
 
 def _cluster(value: Any, folder: Path) -> ClusterDef:
