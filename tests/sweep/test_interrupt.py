@@ -16,9 +16,9 @@ from .conftest import TINY
 
 pytestmark = pytest.mark.timeout(120)
 
-SLOW = TINY.replace("synthetic:jobs=40,", "synthetic:jobs=1500,").replace(
+SLOW = TINY.replace("synthetic:jobs=40,", "synthetic:jobs=400,").replace(
     "values: [2, 0]", "values: [1, 2, 3, 4, 5, 6]")
-"""24 points of about a second each: still running when the first one is in."""
+"""16 valid points of a few seconds each: still running when the first one is in."""
 
 
 def test_sigint_keeps_finished_points_and_exits_130(tmp_path: Path) -> None:
@@ -48,5 +48,5 @@ def test_sigint_keeps_finished_points_and_exits_130(tmp_path: Path) -> None:
     assert stderr.splitlines()[-1].startswith("quotactor sweep: interrupted; finished points")
     kept = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     rows = (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
-    assert 1 <= len(kept) < 24
+    assert 1 <= len(kept) < 16
     assert len(rows) == len(kept)
