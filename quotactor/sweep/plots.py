@@ -89,7 +89,7 @@ def plot_parameters(rows: Sequence[Row], parameters: Sequence[Parameter],
                            color=colour, linewidths=0)
                 ax.plot(xs, [statistics.median(by_value[x]) for x in xs], color=colour,
                         linewidth=1.4, marker="o", markersize=3,
-                        label=workload if len(workloads) > 1 else None)
+                        label=workload if len(workloads) > 1 and slot == 0 else None)
             ax.set_xticks(range(len(parameter.values)),
                           [_label(v) for v in parameter.values], fontsize=8)
             ax.set_title(ylabel, fontsize=9)

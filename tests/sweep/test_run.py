@@ -163,3 +163,19 @@ def test_an_edited_trace_does_not_reuse_old_results(tmp_path: Path) -> None:
     second = run_sweep(load_sweep(sweep), tmp_path / "out", workers=1, progress=_Sink())
     assert (second.ran, second.reused) == (4, 0)
     assert all(row["jobs"] == 3 for row in second.rows)
+
+
+def test_every_point_runs_on_every_workload(tmp_path: Path) -> None:
+    from .conftest import TINY
+
+    text = TINY.replace("  - name: tiny\n", "  - name: busy\n    source: synthetic:jobs=30,"
+                        "users=3,groups=2,seed=5,max_tasks=4,interarrival=10,duration=200\n"
+                        "  - name: tiny\n")
+    sweep = tmp_path / "two.yaml"
+    sweep.write_text(text, encoding="utf-8")
+    outcome = run_sweep(load_sweep(sweep), tmp_path / "out", workers=1, progress=_Sink())
+    assert [(row["point"], row["workload"]) for row in outcome.rows] == [
+        (0, "busy"), (2, "busy"), (4, "busy"), (6, "busy"),
+        (8, "tiny"), (10, "tiny"), (12, "tiny"), (14, "tiny")]
+    assert {row["jobs"] for row in outcome.rows} == {30, 40}
+    assert len(outcome.invalid) == 8
