@@ -27,7 +27,8 @@ from quotactor.sweep.executors import (
     serial_results,
 )
 from quotactor.sweep.grid import InvalidPoint, Point, expand
-from quotactor.sweep.spec import SweepSpec, check_workloads
+from quotactor.sweep.inputs import check_workloads
+from quotactor.sweep.spec import SweepSpec
 from quotactor.sweep.store import PointLog, read_log, write_rows
 from quotactor.sweep.transport import pack_cluster
 
@@ -70,7 +71,7 @@ def run_sweep(spec: SweepSpec, out: Path, *, executor: Executor = "local",
     grid = expand(spec)
     done = read_log(out)
     todo = [p for p in grid.points if p.key not in done]
-    workloads = check_workloads(spec, {p.workload for p in todo})
+    workloads = check_workloads(spec.workloads, {p.workload for p in todo})
     reused = len(grid.points) - len(todo)
     setup = Setup(spec.model, pack_cluster(spec.cluster.build()), spec.packing, spec.partition)
     tasks = [Task(p.key, f"point-{p.index}", p.workload, p.config_text) for p in todo]

@@ -27,18 +27,15 @@ error names the key, workload or parameter at fault.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from quotactor.sim.cluster import ClusterError, ClusterSpec, load_cluster, uniform_cluster
-from quotactor.sim.jobs import Workload, WorkloadError
 from quotactor.sweep.binding import (
     Binding,
     Scalar,
@@ -46,14 +43,19 @@ from quotactor.sweep.binding import (
     parse_path,
     template_names,
 )
-from quotactor.sweep.errors import SweepError
+from quotactor.sweep.errors import SweepError, check_keys
+from quotactor.sweep.inputs import (
+    BUILTIN_NASA,
+    ClusterDef,
+    WorkloadSpec,
+    parse_cluster,
+    parse_workloads,
+)
 
-__all__ = ["BUILTIN_NASA", "ClusterDef", "MODELS", "Parameter", "Sample", "SweepSpec",
-           "WorkloadSpec", "load_sweep", "parse_sweep"]
+__all__ = ["MODELS", "Parameter", "Sample", "SweepSpec", "load_sweep", "parse_sweep"]
 
 MODELS = ("yunikorn", "elastic", "quotatree")
 SUPPORTED_MODELS = ("yunikorn",)
-BUILTIN_NASA = "builtin:nasa-ipsc"
 MAX_POINTS = 100_000
 MAX_RANGE = 10_000
 
@@ -65,61 +67,6 @@ class Parameter:
     name: str
     binding: Binding
     values: tuple[Scalar, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class WorkloadSpec:
-    """A workload as the sweep file names it; `load` reads it (once per sweep)."""
-
-    name: str
-    source: str
-    jobs: int | None = None
-    swf_groups: tuple[tuple[int, str], ...] = ()
-    format: str | None = None
-    with_memory: bool = False
-
-    def load(self) -> Workload:
-        if self.source == BUILTIN_NASA:
-            from quotactor.sim.demo import demo_workload
-
-            return demo_workload(self.jobs)
-        from quotactor.sim.workload import load_workload
-
-        workload = load_workload(self.source, fmt=self.format,  # type: ignore[arg-type]
-                                 group_names=dict(self.swf_groups) or None,
-                                 with_memory=self.with_memory)
-        if self.jobs is None:
-            return workload
-        return Workload(workload.source, workload.jobs[: self.jobs], workload.bad_lines,
-                        workload.problems, workload.header)
-
-    def key(self) -> str:
-        """What the workload's results depend on: the spec and, for a file, its contents (an
-        edited trace under the same name must not reuse old results)."""
-        digest = ""
-        path = Path(self.source)
-        if self.source != BUILTIN_NASA and path.is_file():
-            sha = hashlib.sha256()
-            with path.open("rb") as handle:
-                for block in iter(lambda: handle.read(1 << 20), b""):
-                    sha.update(block)
-            digest = sha.hexdigest()
-        return json.dumps([self.source, digest, self.jobs, self.swf_groups, self.format,
-                           self.with_memory])
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterDef:
-    """`nodes` identical nodes of `resources`, or the nodes of a cluster file."""
-
-    nodes: int = 1
-    resources: tuple[tuple[str, str], ...] = ()
-    file: str = ""
-
-    def build(self) -> ClusterSpec:
-        if self.file:
-            return load_cluster(self.file)
-        return uniform_cluster(self.nodes, dict(self.resources))
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +115,7 @@ def parse_sweep(text: str, source: str = "<sweep>", folder: Path = Path(".")) ->
     if not isinstance(document, dict):
         raise SweepError(f"{source}: a sweep file is a mapping (config, workloads, cluster, "
                          "parameters)")
-    _known(document, {"model", "config", "workloads", "cluster", "replay", "parameters",
+    check_keys(document, {"model", "config", "workloads", "cluster", "replay", "parameters",
                       "sample"}, "the sweep file")
     model = _model(document.get("model", "yunikorn"))
     base = _base(document.get("config"), folder)
@@ -177,8 +124,8 @@ def parse_sweep(text: str, source: str = "<sweep>", folder: Path = Path(".")) ->
         source=source,
         model=model,
         base=json.dumps(base, sort_keys=True),
-        workloads=_workloads(document.get("workloads"), folder),
-        cluster=_cluster(document.get("cluster"), folder),
+        workloads=parse_workloads(document.get("workloads"), folder),
+        cluster=parse_cluster(document.get("cluster"), folder),
         parameters=parameters,
         sample=_sample(document.get("sample")),
         **_replay(document.get("replay")),
@@ -187,13 +134,6 @@ def parse_sweep(text: str, source: str = "<sweep>", folder: Path = Path(".")) ->
         raise SweepError(f"the grid has {spec.grid_size} points (at most {MAX_POINTS}); "
                          "narrow it or add `sample: {count: N, seed: S}`")
     return spec
-
-
-def _known(mapping: Mapping[Any, Any], keys: set[str], where: str) -> None:
-    unknown = sorted(str(k) for k in mapping if k not in keys)
-    if unknown:
-        raise SweepError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
-                         f"{', '.join(unknown)} (known: {', '.join(sorted(keys))})")
 
 
 def _model(value: Any) -> str:
@@ -247,7 +187,7 @@ def _parameters(value: Any, base: Any) -> tuple[Parameter, ...]:
             raise SweepError(f"{where}: a name is letters, digits and _ (it becomes a column)")
         if not isinstance(entry, dict):
             raise SweepError(f"{where}: expected {{path: ..., values: [...]}}")
-        _known(entry, {"path", "template", "values", "range"}, where)
+        check_keys(entry, {"path", "template", "values", "range"}, where)
         if ("path" in entry) == ("template" in entry):
             raise SweepError(f"{where}: give exactly one of `path` and `template`")
         if ("values" in entry) == ("range" in entry):
@@ -302,7 +242,7 @@ def _values(entry: Mapping[str, Any], where: str) -> tuple[Scalar, ...]:
 def _range(value: Any, where: str) -> tuple[Scalar, ...]:
     if not isinstance(value, dict):
         raise SweepError(f"{where}: range is {{from: A, to: B, step: C}}")
-    _known(value, {"from", "to", "step"}, f"{where}: range")
+    check_keys(value, {"from", "to", "step"}, f"{where}: range")
     numbers: dict[str, float] = {}
     for key in ("from", "to", "step"):
         number = value.get(key, 1 if key == "step" else None)
@@ -323,88 +263,12 @@ def _range(value: Any, where: str) -> tuple[Scalar, ...]:
                  for i in range(count))
 
 
-def _workloads(value: Any, folder: Path) -> tuple[WorkloadSpec, ...]:
-    if not isinstance(value, list) or not value:
-        raise SweepError("workloads: expected a non-empty list (paths, builtin:nasa-ipsc, or "
-                         "synthetic:...)")
-    out: list[WorkloadSpec] = []
-    for index, entry in enumerate(value):
-        where = f"workloads[{index}]"
-        if isinstance(entry, str):
-            entry = {"source": entry}
-        if not isinstance(entry, dict) or not isinstance(entry.get("source"), str):
-            raise SweepError(f"{where}: expected a source, or {{source: ..., ...}}")
-        _known(entry, {"name", "source", "jobs", "swf_groups", "format", "with_memory"}, where)
-        source: str = entry["source"]
-        if source != BUILTIN_NASA and not _synthetic(source):
-            source = str(folder / source)
-        jobs = entry.get("jobs")
-        if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int)
-                                 or jobs < 1):
-            raise SweepError(f"{where}: jobs must be a positive integer")
-        groups = entry.get("swf_groups", {})
-        if not isinstance(groups, dict) or not all(
-                isinstance(k, int) and isinstance(v, str) for k, v in groups.items()):
-            raise SweepError(f"{where}: swf_groups maps SWF group ids to names, "
-                             "e.g. {1: normal, 2: system}")
-        fmt = entry.get("format")
-        if fmt not in (None, "swf", "csv", "jsonl"):
-            raise SweepError(f"{where}: format is swf, csv or jsonl")
-        name = str(entry.get("name") or _default_name(entry["source"]))
-        if any(w.name == name for w in out):
-            raise SweepError(f"{where}: another workload is already called {name!r}; "
-                             "give each a `name`")
-        out.append(WorkloadSpec(name, source, jobs, tuple(sorted(groups.items())), fmt,
-                                bool(entry.get("with_memory", False))))
-    return tuple(out)
-
-
-def _default_name(source: str) -> str:
-    if source == BUILTIN_NASA:
-        return "nasa-ipsc"
-    if _synthetic(source):
-        return source
-    name = Path(source).name
-    for suffix in (".gz", ".swf", ".csv", ".jsonl", ".ndjson", ".json"):
-        name = name.removesuffix(suffix)
-    return name
-
-
-def _synthetic(source: str) -> bool:
-    return source == "synthetic" or source.startswith("synthetic:")
-
-
-def _cluster(value: Any, folder: Path) -> ClusterDef:
-    if not isinstance(value, dict):
-        raise SweepError("cluster: expected {nodes: N, resources: {vcore: ...}} or "
-                         "{file: cluster.yaml}")
-    _known(value, {"nodes", "resources", "file"}, "cluster")
-    if "file" in value:
-        if set(value) != {"file"}:
-            raise SweepError("cluster: give either file or nodes and resources")
-        cluster = ClusterDef(file=str(folder / str(value["file"])))
-    else:
-        resources = value.get("resources")
-        nodes = value.get("nodes", 1)
-        if not isinstance(resources, dict):
-            raise SweepError("cluster: resources must be a mapping such as {vcore: \"128\"}")
-        if isinstance(nodes, bool) or not isinstance(nodes, int):
-            raise SweepError("cluster: nodes must be an integer")
-        cluster = ClusterDef(nodes, tuple(sorted((str(k), str(v))
-                                                 for k, v in resources.items())))
-    try:
-        cluster.build()
-    except ClusterError as exc:
-        raise SweepError(f"cluster: {exc}") from None
-    return cluster
-
-
 def _sample(value: Any) -> Sample | None:
     if value is None:
         return None
     if not isinstance(value, dict):
         raise SweepError("sample: expected {count: N, seed: S}")
-    _known(value, {"count", "seed"}, "sample")
+    check_keys(value, {"count", "seed"}, "sample")
     count, seed = value.get("count"), value.get("seed", 0)
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise SweepError("sample: count must be a positive integer")
@@ -418,22 +282,8 @@ def _replay(value: Any) -> dict[str, str]:
         return {}
     if not isinstance(value, dict):
         raise SweepError("replay: expected {packing: dense|none, partition: NAME}")
-    _known(value, {"packing", "partition"}, "replay")
+    check_keys(value, {"packing", "partition"}, "replay")
     packing = value.get("packing", "dense")
     if packing not in ("dense", "none"):
         raise SweepError("replay: packing is dense or none")
     return {"packing": packing, "partition": str(value.get("partition", ""))}
-
-
-def check_workloads(spec: SweepSpec, names: Collection[str]) -> dict[str, Workload]:
-    """Read the workloads called `names` once each (a `SweepError` naming one that cannot be
-    used); a rerun with every point done reads none."""
-    loaded: dict[str, Workload] = {}
-    for workload in spec.workloads:
-        if workload.name not in names:
-            continue
-        try:
-            loaded[workload.name] = workload.load()
-        except WorkloadError as exc:
-            raise SweepError(f"workload {workload.name!r}: {exc}") from None
-    return loaded
