@@ -21,6 +21,7 @@ from quotactor.config import ConfigError, load_config
 from quotactor.sweep.binding import Scalar, apply_bindings
 from quotactor.sweep.headline import FIGURES_VERSION
 from quotactor.sweep.spec import SweepSpec
+from quotactor.sweep.transport import pack_cluster
 
 __all__ = ["Grid", "InvalidPoint", "Point", "expand"]
 
@@ -66,7 +67,7 @@ def expand(spec: SweepSpec) -> Grid:
     rendered: dict[tuple[int, ...], tuple[str, str]] = {}
     points: list[Point] = []
     invalid: list[InvalidPoint] = []
-    cluster = repr(spec.cluster)
+    cluster = repr(pack_cluster(spec.cluster.build()))  # the nodes, even from a file
     workload_keys = {w.name: w.key() for w in spec.workloads}
     for index in indices:
         digits = _digits(index, sizes)

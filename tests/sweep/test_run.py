@@ -179,3 +179,23 @@ def test_every_point_runs_on_every_workload(tmp_path: Path) -> None:
         (8, "tiny"), (10, "tiny"), (12, "tiny"), (14, "tiny")]
     assert {row["jobs"] for row in outcome.rows} == {30, 40}
     assert len(outcome.invalid) == 8
+
+
+def test_ray_puts_each_workload_in_the_object_store_once(
+        local_ray: None, tiny_sweep: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ray
+
+    put = ray.put
+    stored: list[object] = []
+
+    def counting_put(value: object, **kwargs: object) -> object:
+        stored.append(value)
+        return put(value, **kwargs)
+
+    monkeypatch.setattr(ray, "put", counting_put)
+    outcome = run_sweep(load_sweep(tiny_sweep), tiny_sweep.parent / "out", executor="ray",
+                        progress=_Sink())
+    assert outcome.ran == 4
+    # the shared setup and the one workload (packed), not one copy per task
+    assert len(stored) == 2
+    assert sum(isinstance(value, tuple) for value in stored) == 1
