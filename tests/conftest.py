@@ -9,7 +9,7 @@ from pathlib import Path
 import pykka
 import pytest
 
-from quotactor.actors._pool import live_actors
+from quotactor.actors.runtime import live_actors
 from quotactor.ugm import UserGroupManager
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-import pykka
-
+from quotactor.actors.runtime import Reply
 from quotactor.core.identity import UserGroup
 from quotactor.core.limits import LimitTable
+from quotactor.core.queue_tracker import Refusal
 from quotactor.core.resources import Resource
+
+if TYPE_CHECKING:
+    from quotactor.actors.group_tracker import GroupTrackerActor
+    from quotactor.actors.user_tracker import UserTrackerActor
 
 Kind = Literal["user", "group"]
 
@@ -43,11 +47,19 @@ class Decrease(NamedTuple):
 class Route(NamedTuple):
     """Route increases and decreases (one, or a scheduler cycle's batch).
 
-    The answer is one `(user tracker, UserBatch)` share per user, for the sender to deliver:
-    the manager counts them in flight and never waits on a tracker itself.
+    The answer is a `Routing`: one `(user tracker, UserBatch)` share per user, for the sender to
+    deliver (the manager counts them in flight and never waits on a tracker itself), and the
+    items refused before routing.
     """
 
     items: tuple[Increase | Decrease, ...]
+    deadline: float
+    ticket: Ticket
+
+
+class Routing(NamedTuple):
+    shares: tuple[tuple[UserTrackerActor, UserBatch], ...]
+    refused: tuple[tuple[int, Exception], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +81,10 @@ class PlanSnapshot:
 
 @dataclass(frozen=True, slots=True)
 class SwitchTable:
+    """Enforce `table` from now on; `loaded` is the config it was built from (or None)."""
+
     table: LimitTable
+    loaded: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,33 +101,35 @@ class Stats:
 
 
 class UserIncrease(NamedTuple):
-    index: int
+    position: int
     parts: tuple[str, ...]
     app: str
     usage: Resource
     group: str | None
-    group_ref: pykka.ActorRef[Any] | None
+    group_ref: GroupTrackerActor | None
     table: LimitTable
 
 
 class UserDecrease(NamedTuple):
-    index: int
+    position: int
     parts: tuple[str, ...]
     app: str
     usage: Resource
     remove_app: bool
     group: str | None
-    group_ref: pykka.ActorRef[Any] | None
+    group_ref: GroupTrackerActor | None
 
 
 class UserBatch(NamedTuple):
-    """A user's share of a `Route`, in the caller's order; `index` places each answer.
+    """A user's share of a `Route`, in the caller's order; `position` places each answer.
 
     The answer is a tuple aligned with `items`: a `Decision` per increase, None per decrease,
-    or the exception an item failed with.
+    or the exception an item failed with. `deadline` (`time.monotonic`) is the caller's: the
+    tracker waits for a group no longer than that.
     """
 
     items: tuple[UserIncrease | UserDecrease, ...]
+    deadline: float
 
 
 # Manager -> any tracker
@@ -125,13 +142,13 @@ class ReadPart:
     parts: tuple[str, ...]
     app: str
     table: LimitTable
-    reply: pykka.Future[Any]
+    reply: Reply[ReadResult]
 
 
 @dataclass(frozen=True, slots=True)
 class SnapshotPart:
     table: LimitTable
-    reply: pykka.Future[Any]
+    reply: Reply[dict[str, Any]]
 
 
 # User tracker -> group tracker (asked, so it carries no future of its own)
@@ -188,13 +205,14 @@ class GroupSkip:
 
 
 class GroupStatus(NamedTuple):
-    """The group tracker's answer: its verdict, and whether it was empty after `handled`
-    operations."""
+    """The group tracker's answer: its verdict (or the exception that left it unchanged), and
+    whether it was empty after `handled` operations."""
 
     ok: bool
-    refusal: Any
+    refusal: Refusal | str | None
     handled: int
     empty: bool
+    error: Exception | None = None
 
 
 # Trackers -> manager (told, never asked: trackers never wait on the manager)
@@ -208,19 +226,20 @@ class Idle(NamedTuple):
 
     kind: Kind
     name: str
-    ref: pykka.ActorRef[Any]
+    ref: UserTrackerActor | GroupTrackerActor
     handled: int
+
+
+class Relink(NamedTuple):
+    """A removal of `app` failed after the manager had forgotten its group link: restore it
+    (unless the app was linked anew since)."""
+
+    user: str
+    app: str
+    group: str | None
 
 
 @dataclass(frozen=True, slots=True)
 class ReadResult:
     headroom: dict[str, int] | None
     can_run: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """The answer to an increase: accepted, or the refusal that explains why not."""
-
-    ok: bool
-    refusal: Any = None
