@@ -385,7 +385,8 @@ class UserGroupManager:
             relay = self._relay
             if relay is None:
                 raise ManagerClosed("the user group manager is not running")
-            return _translated(lambda: relay.run(lambda: operation(deadline), self.timeout))
+            # Translated on the relay: an interrupt of this wait is the caller's, and passes raw.
+            return relay.run(lambda: _translated(lambda: operation(deadline)), self.timeout)
         return _translated(lambda: operation(deadline))
 
     def _apply(self, items: tuple[Increase | Decrease, ...]) -> list[Decision | None]:
@@ -395,13 +396,19 @@ class UserGroupManager:
         each routed operation done; then the first failure is raised.
         """
         manager = self._manager_ref()
-        with self._lock:
-            self._inflight += len(items)
-        try:
-            return self._perform(lambda deadline: _route_and_deliver(manager, items, deadline))
-        finally:
+
+        def apply(deadline: float) -> list[Decision | None]:
+            # Counted where the work runs, never on the main thread, where an interrupt could
+            # land between the count and its `finally`.
             with self._lock:
-                self._inflight -= len(items)
+                self._inflight += len(items)
+            try:
+                return _route_and_deliver(manager, items, deadline)
+            finally:
+                with self._lock:
+                    self._inflight -= len(items)
+
+        return self._perform(apply)
 
 
 def _route_and_deliver(
