@@ -41,7 +41,11 @@ class RestSettings:
     snapshot_interval: float = 0.05
 
     def __post_init__(self) -> None:
-        if self.admin_token is not None and not self.admin_token.strip():
+        if self.admin_token is not None:
+            # Presented tokens are stripped, so the configured one is too: a token read from
+            # an environment variable or a file often ends in a newline.
+            object.__setattr__(self, "admin_token", self.admin_token.strip())
+        if self.admin_token is not None and not self.admin_token:
             raise ValueError("an admin token must not be empty or blank")
         if self.max_body_bytes < 1:
             raise ValueError("max_body_bytes must be positive")
