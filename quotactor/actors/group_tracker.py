@@ -41,7 +41,7 @@ class GroupTrackerActor(Actor):
         self.state = GroupTrackerState(name)
         self.handled = 0
 
-    def _status(self, ok: bool, refusal: Refusal | str | None = None,
+    def _status(self, ok: bool, refusal: Refusal | None = None,
                 error: Exception | None = None) -> GroupStatus:
         self.handled += 1
         return GroupStatus(ok, refusal, self.handled, self.state.is_empty(), error)
@@ -74,7 +74,7 @@ class GroupTrackerActor(Actor):
             return self._status(True)
         if not msg.ticket.take():
             log.warning("increase_abandoned", group=self.state.name, app=msg.app, user=msg.user)
-            return self._status(False, "abandoned by the user tracker")
+            return self._status(False)  # nobody waits for this answer
         refusal = self.state.check_increase(msg.table, msg.parts, msg.app, msg.usage)
         if refusal is not None:
             return self._status(False, refusal)

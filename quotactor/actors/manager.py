@@ -24,7 +24,7 @@ both, and the second would leave the group's usage behind.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -300,7 +300,7 @@ class ManagerActor(Actor):
         self.owners.setdefault(msg.app, msg.user)
 
     def _idle(self, msg: Idle) -> None:
-        slots: dict[str, _Slot] | dict[str, _GroupSlot] = (
+        slots: Mapping[str, _Slot | _GroupSlot] = (
             self.users if msg.kind == "user" else self.groups)
         slot = slots.get(msg.name)
         if slot is None or slot.ref is not msg.ref or slot.routed != msg.handled:
@@ -352,14 +352,14 @@ class ManagerActor(Actor):
         )
 
     def _plan_snapshot(self, msg: PlanSnapshot) -> SnapshotPlan:
-        slots: dict[str, _Slot] | dict[str, _GroupSlot] = (
+        slots: Mapping[str, _Slot | _GroupSlot] = (
             self.users if msg.kind == "user" else self.groups)
         table = self.table
         is_named = table.is_named_user if msg.kind == "user" else table.is_named_group
         named: Iterable[str]
-        chosen: dict[str, _Slot] | dict[str, _GroupSlot]
+        chosen: Mapping[str, _Slot | _GroupSlot]
         if msg.name is not None:
-            chosen = {msg.name: slots[msg.name]} if msg.name in slots else {}  # type: ignore[dict-item]
+            chosen = {msg.name: slots[msg.name]} if msg.name in slots else {}
             named = [msg.name] if is_named(msg.name) else []
         else:
             chosen = slots

@@ -209,7 +209,7 @@ class GroupStatus(NamedTuple):
     whether it was empty after `handled` operations."""
 
     ok: bool
-    refusal: Refusal | str | None
+    refusal: Refusal | None
     handled: int
     empty: bool
     error: Exception | None = None

@@ -134,7 +134,9 @@ class UserTrackerActor(Actor):
             return status, None
         if status is None:
             journal.rollback()
-            return Decision(False, "group tracker did not answer in time"), None
+            return OperationTimeout(
+                f"group {msg.group!r} did not answer in time; the increase was not applied"
+            ), None
         if status.error is not None:
             journal.rollback()
             return status.error, status

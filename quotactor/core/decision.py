@@ -11,8 +11,7 @@ __all__ = ["Decision"]
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """Accepted, or the refusal that explains why not (a `Refusal`, or a sentence when no
-    limit is to blame, such as a group tracker that did not answer in time)."""
+    """Accepted, or the `Refusal` that explains why not: which limit of whom, and where."""
 
     ok: bool
-    refusal: Refusal | str | None = None
+    refusal: Refusal | None = None
