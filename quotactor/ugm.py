@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import pykka
 
+from quotactor.actors.boundary import translated
 from quotactor.actors.config import ApplyConfig, ConfigActor
 from quotactor.actors.manager import Applied, ManagerActor, ReadPlan, SnapshotPlan
 from quotactor.actors.messages import (
@@ -37,7 +38,6 @@ from quotactor.core.decision import Decision
 from quotactor.core.errors import (
     InvalidRequest,
     ManagerClosed,
-    OperationFailed,
     OperationTimeout,
     QuotactorError,
 )
@@ -130,7 +130,7 @@ class UserGroupManager:
             for server in servers:
                 server.stop()
             if config is not None:
-                _translated(lambda: config.stop(block=True, timeout=self.timeout))
+                translated(lambda: config.stop(block=True, timeout=self.timeout))
             if manager is not None:
                 retirement = call(manager, Shutdown(), self.timeout)
                 retirement.stop(self.timeout)
@@ -386,8 +386,8 @@ class UserGroupManager:
             if relay is None:
                 raise ManagerClosed("the user group manager is not running")
             # Translated on the relay: an interrupt of this wait is the caller's, and passes raw.
-            return relay.run(lambda: _translated(lambda: operation(deadline)), self.timeout)
-        return _translated(lambda: operation(deadline))
+            return relay.run(lambda: translated(lambda: operation(deadline)), self.timeout)
+        return translated(lambda: operation(deadline))
 
     def _apply(self, items: tuple[Increase | Decrease, ...]) -> list[Decision | None]:
         """Route the items, then deliver each user's share: the answers, in the items' order.
@@ -442,21 +442,6 @@ def _route_and_deliver(
 
 def _left(deadline: float) -> float:
     return max(0.0, deadline - time.monotonic())
-
-
-def _translated(operation: Callable[[], T]) -> T:
-    """The library's exception boundary: errors of ours pass, pykka's and everything else
-    become the matching `QuotactorError` (the original as its cause)."""
-    try:
-        return operation()
-    except QuotactorError:
-        raise
-    except pykka.Timeout as exc:
-        raise OperationTimeout(f"no answer within the timeout: {exc}") from exc
-    except pykka.ActorDeadError as exc:
-        raise ManagerClosed(f"the user group manager is stopped: {exc}") from exc
-    except Exception as exc:
-        raise OperationFailed(f"{type(exc).__name__}: {exc}") from exc
 
 
 def _resource(usage: Any) -> Resource:
