@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import pykka
 
-from quotactor.actors.boundary import translated
+from quotactor.actors.boundary import translate, translated
 from quotactor.actors.config import ApplyConfig, ConfigActor
 from quotactor.actors.manager import Applied, ManagerActor, ReadPlan, SnapshotPlan
 from quotactor.actors.messages import (
@@ -387,7 +387,12 @@ class UserGroupManager:
                 raise ManagerClosed("the user group manager is not running")
             # Translated on the relay: an interrupt of this wait is the caller's, and passes raw.
             return relay.run(lambda: translated(lambda: operation(deadline)), self.timeout)
-        return translated(lambda: operation(deadline))
+        try:
+            return operation(deadline)
+        except QuotactorError:
+            raise
+        except Exception as exc:
+            raise translate(exc) from exc
 
     def _apply(self, items: tuple[Increase | Decrease, ...]) -> list[Decision | None]:
         """Route the items, then deliver each user's share: the answers, in the items' order.

@@ -21,26 +21,31 @@ from quotactor.core.errors import (
     QuotactorError,
 )
 
-__all__ = ["ask", "translated"]
+__all__ = ["ask", "translate", "translated"]
 
 T = TypeVar("T")
 
 
-def translated(operation: Callable[[], T], passes: tuple[type[Exception], ...] = ()) -> T:
-    """Run `operation`; our errors (and the `passes` types) leave as they are, pykka's and any
-    other become the matching `QuotactorError`, with the original as the cause."""
+def translate(error: Exception) -> Exception:
+    """The `QuotactorError` to raise for `error` (ours are returned as they are); raise it
+    `from error`, so the original stays its cause."""
+    if isinstance(error, QuotactorError):
+        return error
+    if isinstance(error, pykka.Timeout):
+        return OperationTimeout(f"no answer within the timeout: {error}")
+    if isinstance(error, pykka.ActorDeadError):
+        return ManagerClosed(f"the actor is stopped: {error}")
+    return OperationFailed(f"{type(error).__name__}: {error}")
+
+
+def translated(operation: Callable[[], T]) -> T:
+    """Run `operation` through the boundary (see `translate`)."""
     try:
         return operation()
     except QuotactorError:
         raise
-    except pykka.Timeout as exc:
-        raise OperationTimeout(f"no answer within the timeout: {exc}") from exc
-    except pykka.ActorDeadError as exc:
-        raise ManagerClosed(f"the actor is stopped: {exc}") from exc
     except Exception as exc:
-        if isinstance(exc, passes):
-            raise
-        raise OperationFailed(f"{type(exc).__name__}: {exc}") from exc
+        raise translate(exc) from exc
 
 
 def ask(ref: pykka.ActorRef[Any] | None, message: Any, timeout: float) -> Any:

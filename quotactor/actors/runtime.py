@@ -35,6 +35,7 @@ import queue
 import threading
 from collections import Counter, deque
 from collections.abc import Callable
+from threading import get_ident
 from typing import Any, Generic, TypeVar, final
 
 from quotactor.core.errors import ActorStopped, OperationTimeout
@@ -49,12 +50,12 @@ T = TypeVar("T")
 _BATCH = 64
 log = get_logger()
 _pool_ids = itertools.count(1)
-_main = threading.main_thread()
+_MAIN = threading.main_thread().ident
 
 
 def on_main_thread() -> bool:
     """Whether this thread is the one that signal handlers' exceptions may interrupt."""
-    return threading.current_thread() is _main
+    return get_ident() == _MAIN
 
 
 class Reply(Generic[T]):
@@ -339,6 +340,8 @@ def call(actor: Actor, message: Any, timeout: float | None) -> Any:
     Raises the handler's exception; `OperationTimeout` when a busy actor did not answer in time;
     `ActorStopped` once stopped.
     """
+    if get_ident() != _MAIN and actor._claim():
+        return actor._handle_inline(message)
     return submit(actor, message).get(timeout)
 
 
@@ -360,13 +363,14 @@ class _Answered(Generic[T]):
 def submit(actor: Actor, message: Any) -> Reply[Any] | _Answered[Any]:
     """Send `message` and return something to `get(timeout)` its answer from, so a sender can
     decide what to do after a timeout and then wait on."""
-    if not on_main_thread() and actor._claim():
+    main = get_ident() == _MAIN
+    if not main and actor._claim():
         try:
             return _Answered(actor._handle_inline(message))
         except Exception as exc:
             return _Answered(None, exc)
     reply: Reply[Any] = Reply()
-    if on_main_thread():
+    if main:
         _post_from_main(actor, message, reply).get(None)
     else:
         actor._post(message, reply)
@@ -392,7 +396,7 @@ def _post_from_main(actor: Actor, message: Any, reply: Reply[Any] | None) -> Rep
 def deliver(actor: Actor, message: Any) -> None:
     """Tell `actor`; handled on this thread when it is idle, queued otherwise. Never waits, so
     it may be used inside a handler; a failing handler is logged."""
-    if on_main_thread():
+    if get_ident() == _MAIN:
         _post_from_main(actor, message, None).get(None)
     elif actor._claim():
         try:

@@ -11,41 +11,51 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Journal"]
+__all__ = ["ADDED", "ATTRIBUTE", "DISCARDED", "ENTRY", "MISSING", "Journal"]
 
-_MISSING: Any = object()
+ATTRIBUTE, ENTRY, ADDED, DISCARDED = range(4)
+"""Kinds of undo records: `(ATTRIBUTE, obj, name, old)` puts an attribute back, `(ENTRY, dict,
+key, old)` a dict entry (`old` may be `MISSING`), `(ADDED, set, item, None)` takes an added item
+out, `(DISCARDED, set, item, None)` puts a discarded one back."""
+
+MISSING: Any = object()
 
 
 class Journal:
-    """Mutations of dicts, sets and attributes that can be undone, newest first."""
+    """Mutations of dicts, sets and attributes that can be undone, newest first.
 
-    __slots__ = ("_undo",)
+    The hot paths of the queue tree append their records through `record` (a bound
+    `list.append`) right before they mutate; the methods below do both for the rest.
+    """
+
+    __slots__ = ("_undo", "record")
 
     def __init__(self) -> None:
         self._undo: list[tuple[int, Any, Any, Any]] = []
+        self.record = self._undo.append
 
     def assign(self, obj: Any, attr: str, value: Any) -> None:
-        self._undo.append((0, obj, attr, getattr(obj, attr)))
+        self._undo.append((ATTRIBUTE, obj, attr, getattr(obj, attr)))
         setattr(obj, attr, value)
 
     def store(self, mapping: dict[Any, Any], key: Any, value: Any) -> None:
-        self._undo.append((1, mapping, key, mapping.get(key, _MISSING)))
+        self._undo.append((ENTRY, mapping, key, mapping.get(key, MISSING)))
         mapping[key] = value
 
     def pop(self, mapping: dict[Any, Any], key: Any) -> Any:
-        old = mapping.get(key, _MISSING)
-        self._undo.append((1, mapping, key, old))
+        old = mapping.get(key, MISSING)
+        self._undo.append((ENTRY, mapping, key, old))
         del mapping[key]
         return old
 
     def add(self, members: set[Any], item: Any) -> None:
         if item not in members:
-            self._undo.append((2, members, item, None))
+            self._undo.append((ADDED, members, item, None))
             members.add(item)
 
     def discard(self, members: set[Any], item: Any) -> None:
         if item in members:
-            self._undo.append((3, members, item, None))
+            self._undo.append((DISCARDED, members, item, None))
             members.discard(item)
 
     def rollback(self) -> None:
@@ -53,14 +63,14 @@ class Journal:
         undo = self._undo
         while undo:
             kind, target, key, old = undo.pop()
-            if kind == 0:
+            if kind == ATTRIBUTE:
                 setattr(target, key, old)
-            elif kind == 1:
-                if old is _MISSING:
+            elif kind == ENTRY:
+                if old is MISSING:
                     target.pop(key, None)
                 else:
                     target[key] = old
-            elif kind == 2:
+            elif kind == ADDED:
                 target.discard(key)
             else:
                 target.add(key)

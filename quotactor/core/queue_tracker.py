@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from quotactor.core.journal import Journal
+from quotactor.core.journal import ADDED, ATTRIBUTE, DISCARDED, ENTRY, MISSING, Journal
 from quotactor.core.limits import Limit
 from quotactor.core.resources import Resource
 
@@ -126,18 +126,27 @@ class QueueNode:
 
         Every mutation goes through `journal`, so the caller can undo a failure half-way.
         """
+        record = journal.record
         delta = usage.items()
         node = self
-        journal.assign(node, "usage", _added(node.usage, delta, 1))
-        journal.add(node.running, app)
-        for name in parts[1:]:
-            child = node.children.get(name)
+        names = iter(parts[1:])
+        while True:
+            record((ATTRIBUTE, node, "usage", node.usage))
+            node.usage = _added(node.usage, delta, 1)
+            running = node.running
+            if app not in running:
+                record((ADDED, running, app, None))
+                running.add(app)
+            name = next(names, None)
+            if name is None:
+                return
+            children = node.children
+            child = children.get(name)
             if child is None:
                 child = QueueNode(f"{node.path}.{name}")
-                journal.store(node.children, name, child)
+                record((ENTRY, children, name, MISSING))
+                children[name] = child
             node = child
-            journal.assign(node, "usage", _added(node.usage, delta, 1))
-            journal.add(node.running, app)
 
     def decrease(
         self, parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool,
@@ -151,11 +160,14 @@ class QueueNode:
         nodes = self.walk(parts)
         if nodes is None:
             return False
+        record = journal.record
         delta = usage.items()
         for node in nodes:
-            journal.assign(node, "usage", _added(node.usage, delta, -1))
-            if remove_app:
-                journal.discard(node.running, app)
+            record((ATTRIBUTE, node, "usage", node.usage))
+            node.usage = _added(node.usage, delta, -1)
+            if remove_app and app in node.running:
+                record((DISCARDED, node.running, app, None))
+                node.running.discard(app)
         _prune_path(nodes, parts, journal)
         return True
 
@@ -255,9 +267,12 @@ def _added(usage: dict[str, int], delta: Iterable[tuple[str, int]], sign: int) -
 def _prune_path(nodes: list[QueueNode], parts: tuple[str, ...], journal: Journal) -> None:
     """Detach emptied nodes along a path, deepest first."""
     for i in range(len(nodes) - 1, 0, -1):
-        if not nodes[i].is_empty():
+        node = nodes[i]
+        if node.children or node.running or node.usage:
             return
-        journal.pop(nodes[i - 1].children, parts[i])
+        children = nodes[i - 1].children
+        journal.record((ENTRY, children, parts[i], node))
+        del children[parts[i]]
 
 
 def _node_dict(path: str, limit_at: LimitLookup) -> dict[str, Any]:

@@ -12,8 +12,6 @@ longer (a user tracker waiting for its group) passes a journal of its own and ro
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, ClassVar, Literal
 
 from quotactor.core.journal import Journal
@@ -90,11 +88,16 @@ class UserTrackerState(TrackerState):
         self, parts: tuple[str, ...], app: str, usage: Resource, group: str | None,
         journal: Journal | None = None,
     ) -> None:
-        with _atomic(journal) as undo:
+        undo = Journal() if journal is None else journal
+        try:
             if app not in self.app_groups:
                 undo.store(self.app_groups, app, group)
             _link_path(self.app_paths, app, parts, undo)
             self.root.increase(parts, app, usage, undo)
+        except BaseException:
+            if journal is None:
+                undo.rollback()
+            raise
 
     def decrease(
         self, parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool,
@@ -103,12 +106,17 @@ class UserTrackerState(TrackerState):
         """Apply a decrease for a known app on a tracked path; False (no change) otherwise."""
         if app not in self.app_groups:
             return False
-        with _atomic(journal) as undo:
+        undo = Journal() if journal is None else journal
+        try:
             if not self.root.decrease(parts, app, usage, remove_app, undo):
                 return False
             if remove_app:
                 undo.pop(self.app_groups, app)
                 _unlink_app(self.root, self.app_paths, app, undo)
+        except BaseException:
+            if journal is None:
+                undo.rollback()
+            raise
         return True
 
     def snapshot(self, table: LimitTable) -> dict[str, Any]:
@@ -149,11 +157,16 @@ class GroupTrackerState(TrackerState):
         self, parts: tuple[str, ...], app: str, usage: Resource, user: str,
         journal: Journal | None = None,
     ) -> None:
-        with _atomic(journal) as undo:
+        undo = Journal() if journal is None else journal
+        try:
             if app not in self.applications:
                 undo.store(self.applications, app, user)
             _link_path(self.app_paths, app, parts, undo)
             self.root.increase(parts, app, usage, undo)
+        except BaseException:
+            if journal is None:
+                undo.rollback()
+            raise
 
     def decrease(
         self, parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool,
@@ -162,12 +175,17 @@ class GroupTrackerState(TrackerState):
         """Apply a decrease for a known app on a tracked path; False (no change) otherwise."""
         if app not in self.applications:
             return False
-        with _atomic(journal) as undo:
+        undo = Journal() if journal is None else journal
+        try:
             if not self.root.decrease(parts, app, usage, remove_app, undo):
                 return False
             if remove_app:
                 undo.pop(self.applications, app)
                 _unlink_app(self.root, self.app_paths, app, undo)
+        except BaseException:
+            if journal is None:
+                undo.rollback()
+            raise
         return True
 
     def snapshot(self, table: LimitTable) -> dict[str, Any]:
@@ -178,20 +196,6 @@ class GroupTrackerState(TrackerState):
             self.limit_lookup(table), table.group_limit_paths(self.name)
         )
         return out
-
-
-@contextmanager
-def _atomic(journal: Journal | None) -> Iterator[Journal]:
-    """The caller's journal as is; or a journal of our own, rolled back if the body raises."""
-    if journal is not None:
-        yield journal
-        return
-    own = Journal()
-    try:
-        yield own
-    except BaseException:
-        own.rollback()
-        raise
 
 
 def _link_path(
