@@ -19,6 +19,7 @@ from quotactor.core.tracker import GroupTrackerState
 from quotactor.logs import get_logger
 
 log = get_logger()
+_CHANGES = (GroupIncrease, GroupDecrease, GroupSkip)
 
 
 class GroupTrackerActor(Actor):
@@ -47,7 +48,7 @@ class GroupTrackerActor(Actor):
         return GroupStatus(ok, refusal, self.handled, self.state.is_empty(), error)
 
     def handle(self, message: Any) -> Any:
-        if isinstance(message, GroupIncrease | GroupDecrease | GroupSkip):
+        if isinstance(message, _CHANGES):
             try:
                 return self._change(message)
             except Exception as exc:

@@ -248,11 +248,12 @@ class ManagerActor(Actor):
             raise InvalidRequest(
                 f"application {msg.app!r} is already running for user {owner!r} in partition"
                 f" {self.partition!r}; application ids are unique in a partition")
+        table = self.applied.table
         app_links = self.links.get(name)
         if app_links is not None and msg.app in app_links:
             group = app_links[msg.app]
         else:
-            group = self.table.resolve_group(ancestors(msg.parts), msg.user.groups)
+            group = table.resolve_group(ancestors(msg.parts), msg.user.groups)
         # Nothing above changed anything; nothing below can fail but a failed allocation.
         user = self._user_slot(name)
         group_ref = None
@@ -263,9 +264,7 @@ class ManagerActor(Actor):
         self.links.setdefault(name, {})[msg.app] = group
         self.owners[msg.app] = name
         user.routed += 1
-        return user, UserIncrease(
-            position, msg.parts, msg.app, msg.usage, group, group_ref, self.table
-        )
+        return user, UserIncrease(position, msg.parts, msg.app, msg.usage, group, group_ref, table)
 
     def _route_decrease(
         self, position: int, msg: Decrease
