@@ -120,7 +120,7 @@ class UserGroupManager:
         told to end all the same).
         """
         with self._lock:
-            manager, config = self._manager, self._config
+            manager, config, relay = self._manager, self._config, self._relay
             pools = [p for p in (self._relay, self._manager_pool) if p is not None]
             self._manager = self._config = self._manager_pool = self._relay = None
             servers, self._servers = self._servers, []
@@ -132,9 +132,15 @@ class UserGroupManager:
             if config is not None:
                 translated(lambda: config.stop(block=True, timeout=self.timeout))
             if manager is not None:
-                retirement = call(manager, Shutdown(), self.timeout)
-                retirement.stop(self.timeout)
-                stop(manager).get(self.timeout)
+                def retire() -> None:
+                    retirement = call(manager, Shutdown(), self.timeout)
+                    retirement.stop(self.timeout)
+                    stop(manager).get(self.timeout)
+
+                if relay is not None and on_main_thread():
+                    relay.run(retire, self.timeout)  # many stops: queued from a worker, at once
+                else:
+                    retire()
         finally:
             for pool in pools:
                 pool.shutdown(self.timeout)

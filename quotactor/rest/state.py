@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-import pykka
 from fastapi import Request
 
+from quotactor.core.errors import OperationTimeout
 from quotactor.rest.coalesce import Coalescer
 from quotactor.rest.errors import ApiError
 from quotactor.ugm import UserGroupManager
@@ -85,6 +85,6 @@ def call_facade(call: Callable[[], T]) -> T:
     """Run a blocking facade call; a manager stopping under us is a 503, not a 500."""
     try:
         return call()
-    except (RuntimeError, pykka.ActorDeadError, pykka.Timeout) as exc:
+    except (RuntimeError, OperationTimeout) as exc:  # ManagerClosed, OperationFailed, timeouts
         raise ApiError(503, "Partition unavailable",
                        f"the partition's manager did not answer: {exc}") from exc
