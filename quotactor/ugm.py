@@ -33,6 +33,7 @@ from quotactor.actors.messages import (
     Ticket,
 )
 from quotactor.actors.runtime import Reply, WorkerPool, call, on_main_thread, stop, submit
+from quotactor.config.model import SchedulerConfig
 from quotactor.core.changes import UsageDecrease, UsageIncrease
 from quotactor.core.decision import Decision
 from quotactor.core.errors import (
@@ -168,7 +169,7 @@ class UserGroupManager:
         self.metrics.record_reload(True)
 
     @property
-    def config(self) -> Any:
+    def config(self) -> SchedulerConfig | None:
         """The loaded config in force (None when only a limit table was given)."""
         return self._current().loaded
 

@@ -19,6 +19,7 @@ from quotactor.actors.manager import ManagerActor
 from quotactor.actors.messages import SwitchTable
 from quotactor.actors.runtime import call
 from quotactor.config.limit_table import limit_table
+from quotactor.config.model import SchedulerConfig
 from quotactor.core.limits import LimitTable
 
 
@@ -45,7 +46,7 @@ class ConfigActor(pykka.ThreadingActor):
         self.manager = manager
         self.partition = partition
 
-    def on_receive(self, message: Any) -> tuple[Any, LimitTable]:
+    def on_receive(self, message: Any) -> tuple[SchedulerConfig | None, LimitTable]:
         if not isinstance(message, ApplyConfig):
             raise TypeError(f"unexpected message {type(message).__name__}")
         loaded, table = limit_table(message.source, self.partition)

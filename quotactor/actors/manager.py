@@ -50,6 +50,7 @@ from quotactor.actors.messages import (
 )
 from quotactor.actors.runtime import Actor, Reply, WorkerPool, deliver, stop, stop_now
 from quotactor.actors.user_tracker import UserTrackerActor
+from quotactor.config.model import SchedulerConfig
 from quotactor.core.errors import InvalidRequest, ManagerClosed
 from quotactor.core.limits import EMPTY_TABLE, LimitTable
 from quotactor.core.queue_path import ancestors
@@ -96,7 +97,7 @@ class Applied:
     """The config in force and its limit table, published as one value: whoever reads it sees
     the config that the manager enforces, whatever `update_config` calls run meanwhile."""
 
-    loaded: Any
+    loaded: SchedulerConfig | None
     table: LimitTable
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from quotactor.actors.runtime import Reply
+from quotactor.config.model import SchedulerConfig
 from quotactor.core.identity import UserGroup
 from quotactor.core.limits import LimitTable
 from quotactor.core.queue_tracker import Refusal
@@ -84,7 +85,7 @@ class SwitchTable:
     """Enforce `table` from now on; `loaded` is the config it was built from (or None)."""
 
     table: LimitTable
-    loaded: Any = None
+    loaded: SchedulerConfig | None = None
 
 
 @dataclass(frozen=True, slots=True)

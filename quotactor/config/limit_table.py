@@ -12,10 +12,11 @@ from typing import Any
 from quotactor.config.entries import limit_entries
 from quotactor.config.errors import ConfigError
 from quotactor.config.loader import load_config
+from quotactor.config.model import SchedulerConfig
 from quotactor.core.limits import EMPTY_TABLE, LimitEntry, LimitTable
 
 
-def limit_table(source: Any, partition: str) -> tuple[Any, LimitTable]:
+def limit_table(source: Any, partition: str) -> tuple[SchedulerConfig | None, LimitTable]:
     """Return (loaded config or None, table) for `source`; raises `ConfigError` if invalid.
 
     `source` is None (no limits), a `LimitTable`, a mapping `queue path -> [LimitEntry]` (the
