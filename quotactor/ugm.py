@@ -66,11 +66,13 @@ class UserGroupManager:
     of that operation was applied).
     """
 
-    def __init__(self, partition: str = "default", timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, partition: str = "default", timeout: float = DEFAULT_TIMEOUT,
+                 pause_collector: bool = False) -> None:
         if not isinstance(partition, str) or not partition:
             raise InvalidRequest(f"partition must be a non-empty string, got {partition!r}")
         self.partition = partition
         self.timeout = timeout
+        self.pause_collector = pause_collector
         self._manager: ManagerActor | None = None
         self._config: pykka.ActorRef[ConfigActor] | None = None
         self._applied = Applied(None, EMPTY_TABLE)
@@ -83,10 +85,15 @@ class UserGroupManager:
 
     @classmethod
     def start(
-        cls, config: Any = None, partition: str = "default", timeout: float = DEFAULT_TIMEOUT
+        cls, config: Any = None, partition: str = "default", timeout: float = DEFAULT_TIMEOUT,
+        pause_collector: bool = False,
     ) -> UserGroupManager:
-        """Start the actor system, applying `config` first (`ConfigError` if it is invalid)."""
-        ugm = cls(partition, timeout)
+        """Start the actor system, applying `config` first (`ConfigError` if it is invalid).
+
+        `pause_collector=True` lets config loads pause Python's garbage collector (process-wide:
+        for a host that owns its process; see `load_config`).
+        """
+        ugm = cls(partition, timeout, pause_collector)
         ugm._manager_pool = WorkerPool("manager", 1)
         ugm._relay = WorkerPool("relay", 1)
         ugm._manager = ManagerActor(ugm._manager_pool, partition)
@@ -158,7 +165,8 @@ class UserGroupManager:
         ref = self._config_ref()
 
         def apply(deadline: float) -> None:
-            ref.ask(ApplyConfig(config, _left(deadline)), timeout=_left(deadline))
+            ref.ask(ApplyConfig(config, _left(deadline), self.pause_collector),
+                    timeout=_left(deadline))
 
         try:
             self._perform(apply)

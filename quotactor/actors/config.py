@@ -26,10 +26,11 @@ from quotactor.core.limits import LimitTable
 @dataclass(frozen=True, slots=True)
 class ApplyConfig:
     """Asked; the answer is `(loaded config, limit table)`, or the `ConfigError` raised.
-    `timeout` bounds the wait for the manager's switch."""
+    `timeout` bounds the wait for the manager's switch; `pause_collector` is `load_config`'s."""
 
     source: Any
     timeout: float
+    pause_collector: bool = False
 
 
 class ConfigActor(pykka.ThreadingActor):
@@ -49,7 +50,7 @@ class ConfigActor(pykka.ThreadingActor):
     def on_receive(self, message: Any) -> tuple[SchedulerConfig | None, LimitTable]:
         if not isinstance(message, ApplyConfig):
             raise TypeError(f"unexpected message {type(message).__name__}")
-        loaded, table = limit_table(message.source, self.partition)
+        loaded, table = limit_table(message.source, self.partition, message.pause_collector)
         call(self.manager, SwitchTable(table, loaded), message.timeout)
         return loaded, table
 

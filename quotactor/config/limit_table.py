@@ -16,7 +16,9 @@ from quotactor.config.model import SchedulerConfig
 from quotactor.core.limits import EMPTY_TABLE, LimitEntry, LimitTable
 
 
-def limit_table(source: Any, partition: str) -> tuple[SchedulerConfig | None, LimitTable]:
+def limit_table(
+    source: Any, partition: str, pause_collector: bool = False
+) -> tuple[SchedulerConfig | None, LimitTable]:
     """Return (loaded config or None, table) for `source`; raises `ConfigError` if invalid.
 
     `source` is None (no limits), a `LimitTable`, a mapping `queue path -> [LimitEntry]` (the
@@ -31,7 +33,7 @@ def limit_table(source: Any, partition: str) -> tuple[SchedulerConfig | None, Li
         for v in source.values()
     ):
         return None, LimitTable(source)
-    loaded = load_config(source)
+    loaded = load_config(source, pause_collector=pause_collector)
     part = loaded.partition(partition)
     if part is None:
         raise ConfigError(reason=f"the config has no partition named {partition!r}",

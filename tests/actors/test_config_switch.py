@@ -46,3 +46,23 @@ def test_concurrent_switches_leave_the_reported_config_enforced(start_ugm) -> No
             table_limit, config_limit = reported_limit(ugm)
             assert table_limit == config_limit == enforced["m"], f"round {round_}"
             assert enforced["m"] in limits
+
+
+@pytest.mark.parametrize("pause", [False, True])
+def test_the_collector_is_paused_for_loads_only_when_the_host_opts_in(
+    start_ugm, monkeypatch, pause: bool,
+) -> None:
+    from quotactor.config import limit_table as module
+
+    seen: list[bool] = []
+    real = module.load_config
+
+    def load_config(source, *, pause_collector=False):
+        seen.append(pause_collector)
+        return real(source, pause_collector=pause_collector)
+
+    monkeypatch.setattr(module, "load_config", load_config)
+    ugm = start_ugm()
+    ugm.pause_collector = pause
+    ugm.update_config(config(5))
+    assert seen == [pause]
