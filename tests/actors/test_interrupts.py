@@ -2,10 +2,12 @@
 
 Python raises a signal handler's exception (Ctrl-C's `KeyboardInterrupt`, an alarm's) on the
 main thread between any two bytecodes. Here an interval timer fires at a random moment of each
-call, and its handler raises. After every interrupt the next call must answer within the
-caller's timeout; at the end the usage must be consistent (every parent queue is the sum of its
-children, every group the sum of its members, nothing negative), everything must drain to
-nothing, and `stop()` must return with no thread left (the `start_ugm` fixture checks that).
+call (increases, decreases, removals, config switches, snapshots), and its handler raises.
+After every interrupt the next call must answer within the caller's timeout; at the end the
+usage must be consistent (every parent queue is the sum of its children, every group the sum of
+its members, nothing negative, the limits reported are the ones enforced), everything must
+drain to nothing, and `stop()` must return with no thread left (the `start_ugm` fixture checks
+that).
 """
 
 from __future__ import annotations
@@ -25,12 +27,17 @@ from quotactor.core.limits import LimitEntry, LimitTable
 pytestmark = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
 
 TIMEOUT = 2.0
-TABLE = LimitTable({
-    "root": [LimitEntry(groups=("g0",), max_resources={"m": 400}),
-             LimitEntry(groups=("g1",), max_resources={"m": 400}),
-             LimitEntry(users=("*",), max_resources={"m": 60})],
-    "root.a": [LimitEntry(users=("*",), max_applications=2)],
-})
+def table(user_cap: int) -> LimitTable:
+    return LimitTable({
+        "root": [LimitEntry(groups=("g0",), max_resources={"m": 400}),
+                 LimitEntry(groups=("g1",), max_resources={"m": 400}),
+                 LimitEntry(users=("*",), max_resources={"m": user_cap})],
+        "root.a": [LimitEntry(users=("*",), max_applications=2)],
+    })
+
+
+TABLE = table(60)
+TABLES = [table(cap) for cap in (50, 60, 70)]  # switched by interrupted update_config calls
 USERS = [UserGroup(f"u{i}", [f"g{i % 2}"]) for i in range(6)]
 LEAVES = ["root.a.x", "root.a.y", "root.b.z"]  # usage only on leaves: parents = sum of children
 
@@ -140,7 +147,11 @@ def test_interrupted_callers_leave_nothing_claimed_and_usage_consistent(
             have = leaf_usage(ugm, user, queue)
             roll = rng.random()
             op: Callable[[], Any]
-            if roll < 0.55 or have == 0:
+            if roll < 0.08:
+                op = partial(ugm.update_config, rng.choice(TABLES))
+            elif roll < 0.14:
+                op = ugm.users_usage
+            elif roll < 0.55 or have == 0:
                 op = partial(ugm.increase_tracked_resource, queue, app,
                              {"m": rng.randint(1, 9)}, user)
             elif roll < 0.85:
@@ -153,6 +164,9 @@ def test_interrupted_callers_leave_nothing_claimed_and_usage_consistent(
             answers_in_time(ugm, user)
         signal.setitimer(signal.ITIMER_REAL, 0)
         check_consistent(ugm)
+        # the limits reported are the limits enforced, whatever switch an interrupt cut short
+        cap = ugm.limit_table.user_limit("root", "nobody").max_resources["m"]
+        assert ugm.headroom("root", "probe", UserGroup("nobody")) == {"m": cap}
         for user in USERS:
             app, queue = apps[user.user]
             ugm.decrease_tracked_resource(queue, app, {"m": leaf_usage(ugm, user, queue)}, user,
