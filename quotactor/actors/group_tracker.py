@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from quotactor.actors.messages import (
     GroupDecrease,
     GroupIncrease,
+    GroupMessage,
     GroupSkip,
     GroupStatus,
     ReadPart,
@@ -22,7 +21,7 @@ log = get_logger()
 _CHANGES = (GroupIncrease, GroupDecrease, GroupSkip)
 
 
-class GroupTrackerActor(Actor):
+class GroupTrackerActor(Actor[GroupMessage]):
     """Checks and applies group increases atomically; answers only user trackers and the manager.
 
     It never waits on anyone, so it can never be part of a cycle of waits, and its handlers may
@@ -47,7 +46,7 @@ class GroupTrackerActor(Actor):
         self.handled += 1
         return GroupStatus(ok, refusal, self.handled, self.state.is_empty(), error)
 
-    def handle(self, message: Any) -> Any:
+    def handle(self, message: GroupMessage) -> GroupStatus | None:
         if isinstance(message, _CHANGES):
             try:
                 return self._change(message)

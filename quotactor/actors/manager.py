@@ -33,6 +33,7 @@ from quotactor.actors.messages import (
     Decrease,
     Idle,
     Increase,
+    ManagerMessage,
     PlanRead,
     PlanSnapshot,
     ReadPart,
@@ -127,7 +128,7 @@ class Retirement:
                 pool.shutdown(timeout)
 
 
-class ManagerActor(Actor):
+class ManagerActor(Actor[ManagerMessage]):
     """Routes operations of one partition; owns tracker lifetimes, application group links and
     which user each application id belongs to.
 
@@ -162,7 +163,7 @@ class ManagerActor(Actor):
         self.closed = False
         self.log = log.bind(partition=partition)
 
-    def handle(self, message: Any) -> Any:
+    def handle(self, message: ManagerMessage) -> Any:
         if isinstance(message, Idle):
             self._idle(message)
             return None

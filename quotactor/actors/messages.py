@@ -244,3 +244,13 @@ class Relink(NamedTuple):
 class ReadResult:
     headroom: dict[str, int] | None
     can_run: bool
+
+
+ManagerMessage = (
+    Route | PlanRead | PlanSnapshot | SwitchTable | Shutdown | Stats | Idle | Relink
+)
+"""What the manager handles."""
+UserMessage = UserBatch | ReadPart | SnapshotPart
+"""What a user tracker handles."""
+GroupMessage = GroupIncrease | GroupDecrease | GroupSkip | ReadPart | SnapshotPart
+"""What a group tracker handles."""

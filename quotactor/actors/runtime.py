@@ -47,6 +47,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+M = TypeVar("M")
+M_contra = TypeVar("M_contra", contravariant=True)
 _BATCH = 64
 log = get_logger()
 _pool_ids = itertools.count(1)
@@ -182,8 +184,9 @@ _held = _Held()
 Envelope = tuple[Any, "Reply[Any] | None"]
 
 
-class Actor:
-    """An actor of this runtime: subclasses implement `handle`; start with `Actor(pool, ...)`.
+class Actor(Generic[M_contra]):
+    """An actor of this runtime, taking messages of type `M`: subclasses implement `handle`;
+    start one with `Actor(pool, ...)`.
 
     The object is its own reference: pass it to `call`, `deliver`, `submit` and `stop_now`.
     """
@@ -203,7 +206,7 @@ class Actor:
         with _live_lock:
             _live[type(self).__name__] += 1
 
-    def handle(self, message: Any) -> Any:
+    def handle(self, message: M_contra) -> Any:
         raise NotImplementedError
 
     def on_stop(self) -> None:
@@ -215,7 +218,7 @@ class Actor:
     # -- the inbox ----------------------------------------------------------------------
 
     @final
-    def _post(self, message: Any, reply: Reply[Any] | None) -> None:
+    def _post(self, message: M_contra | _Stop, reply: Reply[Any] | None) -> None:
         """Queue a message; schedule the actor on its pool if it was idle."""
         with self._lock:
             if not self._stopped:
@@ -266,7 +269,7 @@ class Actor:
             _held.depth -= 1
 
     @final
-    def _handle_inline(self, message: Any) -> Any:
+    def _handle_inline(self, message: M_contra | _Stop) -> Any:
         """Handle one message on the claiming thread, then what arrived meanwhile (unless this
         is a nested claim of an actor whose handlers may wait: that goes to the pool, so a
         thread never waits while holding an actor the wait could need)."""
@@ -278,8 +281,8 @@ class Actor:
             self._finish(_BATCH if _held.depth == 0 or not self.handlers_wait else 0)
 
     @final
-    def _dispatch(self, message: Any) -> Any:
-        if message is _STOP:
+    def _dispatch(self, message: M_contra | _Stop) -> Any:
+        if isinstance(message, _Stop):
             self._halt()
             return None
         return self.handle(message)
@@ -334,7 +337,7 @@ def answer(reply: Reply[T], compute: Callable[[], T]) -> None:
         reply.set(value)
 
 
-def call(actor: Actor, message: Any, timeout: float | None) -> Any:
+def call(actor: Actor[M], message: M, timeout: float | None) -> Any:
     """Ask `actor`; handled on this thread when the actor is idle (not on the main thread).
 
     Raises the handler's exception; `OperationTimeout` when a busy actor did not answer in time;
@@ -360,7 +363,7 @@ class _Answered(Generic[T]):
         return self._value  # type: ignore[return-value]
 
 
-def submit(actor: Actor, message: Any) -> Reply[Any] | _Answered[Any]:
+def submit(actor: Actor[M], message: M | _Stop) -> Reply[Any] | _Answered[Any]:
     """Send `message` and return something to `get(timeout)` its answer from, so a sender can
     decide what to do after a timeout and then wait on."""
     main = get_ident() == _MAIN
@@ -377,7 +380,9 @@ def submit(actor: Actor, message: Any) -> Reply[Any] | _Answered[Any]:
     return reply
 
 
-def _post_from_main(actor: Actor, message: Any, reply: Reply[Any] | None) -> Reply[None]:
+def _post_from_main(
+    actor: Actor[M], message: M | _Stop, reply: Reply[Any] | None
+) -> Reply[None]:
     """Have a pool thread queue the message (invariant 2); the result is set once it is queued.
     The sender waits for that, so that one sender's messages keep their order (the wait is
     short: pool threads run such posts between handlers)."""
@@ -393,7 +398,7 @@ def _post_from_main(actor: Actor, message: Any, reply: Reply[Any] | None) -> Rep
     return posted
 
 
-def deliver(actor: Actor, message: Any) -> None:
+def deliver(actor: Actor[M], message: M | _Stop) -> None:
     """Tell `actor`; handled on this thread when it is idle, queued otherwise. Never waits, so
     it may be used inside a handler; a failing handler is logged."""
     if get_ident() == _MAIN:
@@ -407,16 +412,16 @@ def deliver(actor: Actor, message: Any) -> None:
         actor._post(message, None)
 
 
-def stop_now(actor: Actor) -> None:
+def stop_now(actor: Actor[Any]) -> None:
     """Stop `actor` after what it was sent before; at once, here, when it is idle."""
     deliver(actor, _STOP)
 
 
-def stop(actor: Actor) -> Reply[Any] | _Answered[Any]:
+def stop(actor: Actor[Any]) -> Reply[Any] | _Answered[Any]:
     """Stop `actor` after what it was sent before; `get` the result to wait for it."""
     return submit(actor, _STOP)
 
 
-def _log_failure(actor: Actor, message: Any) -> None:
+def _log_failure(actor: Actor[Any], message: object) -> None:
     log.exception("actor_handler_failed", actor=type(actor).__name__,
                   message=type(message).__name__)

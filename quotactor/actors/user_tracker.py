@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from quotactor.actors.group_tracker import GroupTrackerActor
 from quotactor.actors.messages import (
@@ -12,6 +11,7 @@ from quotactor.actors.messages import (
     GroupSkip,
     GroupStatus,
     Idle,
+    ManagerMessage,
     ReadPart,
     ReadResult,
     Relink,
@@ -20,6 +20,7 @@ from quotactor.actors.messages import (
     UserBatch,
     UserDecrease,
     UserIncrease,
+    UserMessage,
 )
 from quotactor.actors.runtime import Actor, WorkerPool, answer, call, deliver, submit
 from quotactor.core.decision import Decision
@@ -35,7 +36,7 @@ Outcome = tuple[Decision | Exception | None, GroupStatus | None]
 group's status when the group handled it."""
 
 
-class UserTrackerActor(Actor):
+class UserTrackerActor(Actor[UserMessage]):
     """Decides increases for one user: check own path, apply it revocably, ask the group, then
     keep or undo.
 
@@ -52,13 +53,15 @@ class UserTrackerActor(Actor):
 
     __slots__ = ("handled", "manager", "state")
 
-    def __init__(self, pool: WorkerPool, name: str, manager: Actor) -> None:
+    def __init__(self, pool: WorkerPool, name: str, manager: Actor[ManagerMessage]) -> None:
         super().__init__(pool)
         self.state = UserTrackerState(name)
         self.handled = 0
         self.manager = manager
 
-    def handle(self, message: Any) -> Any:
+    def handle(
+        self, message: UserMessage
+    ) -> tuple[Decision | Exception | None, ...] | None:
         if isinstance(message, UserBatch):
             return self._run(message)
         state = self.state
