@@ -32,7 +32,15 @@ from quotactor.actors.messages import (
     Stats,
     Ticket,
 )
-from quotactor.actors.runtime import Reply, WorkerPool, call, on_main_thread, stop, submit
+from quotactor.actors.runtime import (
+    Reply,
+    WorkerPool,
+    call,
+    on_main_thread,
+    stop,
+    submit,
+    unguarded,
+)
 from quotactor.config.model import SchedulerConfig
 from quotactor.core.changes import UsageDecrease, UsageIncrease
 from quotactor.core.decision import Decision
@@ -67,12 +75,13 @@ class UserGroupManager:
     """
 
     def __init__(self, partition: str = "default", timeout: float = DEFAULT_TIMEOUT,
-                 pause_collector: bool = False) -> None:
+                 pause_collector: bool = False, main_thread_relay: bool = True) -> None:
         if not isinstance(partition, str) or not partition:
             raise InvalidRequest(f"partition must be a non-empty string, got {partition!r}")
         self.partition = partition
         self.timeout = timeout
         self.pause_collector = pause_collector
+        self.main_thread_relay = main_thread_relay
         self._manager: ManagerActor | None = None
         self._config: pykka.ActorRef[ConfigActor] | None = None
         self._applied = Applied(None, EMPTY_TABLE)
@@ -86,14 +95,18 @@ class UserGroupManager:
     @classmethod
     def start(
         cls, config: Any = None, partition: str = "default", timeout: float = DEFAULT_TIMEOUT,
-        pause_collector: bool = False,
+        pause_collector: bool = False, main_thread_relay: bool = True,
     ) -> UserGroupManager:
         """Start the actor system, applying `config` first (`ConfigError` if it is invalid).
 
         `pause_collector=True` lets config loads pause Python's garbage collector (process-wide:
-        for a host that owns its process; see `load_config`).
+        for a host that owns its process; see `load_config`). `main_thread_relay=False` runs
+        calls made on the main thread inline instead of on the relay thread: no thread handoff
+        per call, but an interrupt (Ctrl-C) landing in a call may then leave the manager
+        unusable; only for a host that calls from its main thread in a tight loop and does not
+        survive an interrupt anyway.
         """
-        ugm = cls(partition, timeout, pause_collector)
+        ugm = cls(partition, timeout, pause_collector, main_thread_relay)
         ugm._manager_pool = WorkerPool("manager", 1)
         ugm._relay = WorkerPool("relay", 1)
         ugm._manager = ManagerActor(ugm._manager_pool, partition)
@@ -396,12 +409,18 @@ class UserGroupManager:
         runtime's invariants).
         """
         deadline = time.monotonic() + self.timeout
+        if on_main_thread() and not self.main_thread_relay:
+            return unguarded(lambda: self._run(operation, deadline))
         if on_main_thread():
             relay = self._relay
             if relay is None:
                 raise ManagerClosed("the user group manager is not running")
             # Translated on the relay: an interrupt of this wait is the caller's, and passes raw.
             return relay.run(lambda: translated(lambda: operation(deadline)), self.timeout)
+        return self._run(operation, deadline)
+
+    @staticmethod
+    def _run(operation: Callable[[float], T], deadline: float) -> T:
         try:
             return operation(deadline)
         except QuotactorError:

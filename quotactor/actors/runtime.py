@@ -16,7 +16,8 @@ Invariants (every change to this module must keep them):
    exception): between any two bytecodes, including inside a `finally`. A caller on the main
    thread therefore only puts a job on a pool's queue (one C call: it happened or it did not)
    and waits for its reply; the interrupt can land in the wait, never in a claim, a handler or
-   a release, and the job runs to its end on the pool.
+   a release, and the job runs to its end on the pool. (`unguarded` waives this, explicitly,
+   for a host that prefers speed.)
 3. A claim is released in the `finally` of the frame that took it, and a release hands the
    actor to its pool when messages arrived meanwhile: an exception in a handler never leaves an
    actor claimed.
@@ -43,7 +44,7 @@ from quotactor.logs import get_logger
 
 __all__ = [
     "Actor", "Reply", "WorkerPool", "answer", "call", "deliver", "live_actors", "on_main_thread",
-    "stop", "stop_now", "submit",
+    "stop", "stop_now", "submit", "unguarded",
 ]
 
 T = TypeVar("T")
@@ -58,6 +59,11 @@ _MAIN = threading.main_thread().ident
 def on_main_thread() -> bool:
     """Whether this thread is the one that signal handlers' exceptions may interrupt."""
     return get_ident() == _MAIN
+
+
+def _guarded() -> bool:
+    """Whether this thread must not claim actors: the main thread, unless `unguarded`."""
+    return get_ident() == _MAIN and not _held.unguarded
 
 
 class Reply(Generic[T]):
@@ -175,9 +181,11 @@ def live_actors() -> dict[str, int]:
 
 
 class _Held(threading.local):
-    """How many actors the current thread is running (claims, or a pool thread's batch)."""
+    """How many actors the current thread is running (claims, or a pool thread's batch), and
+    whether it runs handlers inline although it is the main thread (`unguarded`)."""
 
     depth = 0
+    unguarded = False
 
 
 _held = _Held()
@@ -343,7 +351,7 @@ def call(actor: Actor[M], message: M, timeout: float | None) -> Any:
     Raises the handler's exception; `OperationTimeout` when a busy actor did not answer in time;
     `ActorStopped` once stopped.
     """
-    if get_ident() != _MAIN and actor._claim():
+    if not _guarded() and actor._claim():
         return actor._handle_inline(message)
     return submit(actor, message).get(timeout)
 
@@ -366,7 +374,7 @@ class _Answered(Generic[T]):
 def submit(actor: Actor[M], message: M | _Stop) -> Reply[Any] | _Answered[Any]:
     """Send `message` and return something to `get(timeout)` its answer from, so a sender can
     decide what to do after a timeout and then wait on."""
-    main = get_ident() == _MAIN
+    main = _guarded()
     if not main and actor._claim():
         try:
             return _Answered(actor._handle_inline(message))
@@ -401,7 +409,7 @@ def _post_from_main(
 def deliver(actor: Actor[M], message: M | _Stop) -> None:
     """Tell `actor`; handled on this thread when it is idle, queued otherwise. Never waits, so
     it may be used inside a handler; a failing handler is logged."""
-    if get_ident() == _MAIN:
+    if _guarded():
         _post_from_main(actor, message, None).get(None)
     elif actor._claim():
         try:
@@ -410,6 +418,22 @@ def deliver(actor: Actor[M], message: M | _Stop) -> None:
             _log_failure(actor, message)
     else:
         actor._post(message, None)
+
+
+def unguarded(operation: Callable[[], T]) -> T:
+    """Run `operation` letting this thread run handlers inline even if it is the main thread.
+
+    This waives invariant 2 for the operation: a signal handler's exception landing in it may
+    leave an actor claimed or a change half-done. Only for a host that drives the actors from
+    its main thread in a tight loop and does not survive an interrupt anyway (its own state is
+    not interrupt-safe either), to save a thread handoff per call.
+    """
+    previous = _held.unguarded
+    _held.unguarded = True
+    try:
+        return operation()
+    finally:
+        _held.unguarded = previous
 
 
 def stop_now(actor: Actor[Any]) -> None:

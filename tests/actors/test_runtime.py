@@ -302,3 +302,25 @@ def test_a_user_tracker_that_gives_up_on_a_wedged_group_changes_nothing(
     assert ugm.get_user_resources("sue") == {"m": 1}
     assert ugm.increase_tracked_resource("root.a", "app3", {"m": 1}, sue)
     assert ugm.get_group_resources("dev") == {"m": 2}
+
+
+@pytest.mark.parametrize("relay", [True, False])
+def test_main_thread_calls_run_on_the_relay_unless_the_host_opts_out(
+    relay: bool, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from quotactor.core.tracker import UserTrackerState
+    from quotactor.ugm import UserGroupManager
+
+    threads: list[str] = []
+    real = UserTrackerState.increase
+
+    def increase(self: UserTrackerState, *args: Any, **kwargs: Any) -> None:
+        threads.append(threading.current_thread().name)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(UserTrackerState, "increase", increase)
+    with UserGroupManager.start(main_thread_relay=relay) as ugm:
+        assert ugm.increase_tracked_resource("root.a", "app", {"m": 1}, UserGroup("sue"))
+    assert live_actors() == {}
+    [thread] = threads
+    assert thread.startswith("quotactor-relay") if relay else thread == "MainThread"
