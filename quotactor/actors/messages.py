@@ -2,7 +2,7 @@
 
 Most messages are asked (`call`): the handler's return value is the answer. A message that one
 actor sends and another answers (the manager plans a read, the trackers answer the facade)
-carries the future to answer on. Every tracker message carries the limit table it is to be
+carries the `Reply` to answer on. Every tracker message carries the limit table it is to be
 judged under. The messages of every increase and decrease are named tuples: immutable like the
 frozen dataclasses of the rest, and three times cheaper to build, which shows at tens of
 thousands of operations per second.
@@ -65,7 +65,7 @@ class Routing(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class PlanRead:
-    """Ask the manager for the futures of a headroom/can-run read (it never blocks itself)."""
+    """Ask the manager for the replies of a headroom/can-run read (it never blocks itself)."""
 
     parts: tuple[str, ...]
     app: str
@@ -74,7 +74,7 @@ class PlanRead:
 
 @dataclass(frozen=True, slots=True)
 class PlanSnapshot:
-    """Ask for the snapshot futures of one tracker (`name`) or all of a kind (`name` None)."""
+    """Ask for the snapshot replies of one tracker (`name`) or all of a kind (`name` None)."""
 
     kind: Kind
     name: str | None
@@ -152,7 +152,7 @@ class SnapshotPart:
     reply: Reply[dict[str, Any]]
 
 
-# User tracker -> group tracker (asked, so it carries no future of its own)
+# User tracker -> group tracker (asked, so it carries no reply of its own)
 
 
 class Ticket:
