@@ -1,9 +1,11 @@
 """`UserGroupManager`: the blocking facade a scheduler calls, one per partition.
 
 Arguments are validated here, on the caller's thread, before any message is sent: a bad call
-raises `InvalidRequest` and the actors never see it. Every call waits (with a timeout) until
-its effect is visible to any later call from any thread. A change is routed by the manager
-first, then delivered to the user tracker (which asks the group): user before group, always.
+raises `InvalidRequest` and the actors never see it. Every call waits (at most `timeout`
+seconds, one deadline for all its steps) until its effect is visible to any later call from any
+thread. A change is routed by the manager first, then delivered to the user tracker (which asks
+the group): user before group, always. Calls made on the main thread run on the relay thread
+(see `_perform`), and everything raised is a `QuotactorError`.
 """
 
 from __future__ import annotations
@@ -416,11 +418,12 @@ class UserGroupManager:
             if relay is None:
                 raise ManagerClosed("the user group manager is not running")
             # Translated on the relay: an interrupt of this wait is the caller's, and passes raw.
-            return relay.run(lambda: translated(lambda: operation(deadline)), self.timeout)
+            return relay.run(lambda: self._run(operation, deadline), self.timeout)
         return self._run(operation, deadline)
 
     @staticmethod
     def _run(operation: Callable[[float], T], deadline: float) -> T:
+        """The operation, through the library's exception boundary."""
         try:
             return operation(deadline)
         except QuotactorError:
