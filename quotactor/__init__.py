@@ -5,10 +5,16 @@ and per-group usage in every queue of a hierarchy, and limits that refuse work w
 break them.
 """
 
-from quotactor.actors.messages import Decision
 from quotactor.config import ConfigError, load_config
 from quotactor.core import InvalidRequest, Resource, UserGroup
 from quotactor.core.changes import UsageDecrease, UsageIncrease
+from quotactor.core.decision import Decision
+from quotactor.core.errors import (
+    ManagerClosed,
+    OperationFailed,
+    OperationTimeout,
+    QuotactorError,
+)
 from quotactor.core.limits import Limit, LimitEntry, LimitTable
 from quotactor.core.queue_tracker import Refusal
 from quotactor.scheduler import Scheduler
@@ -21,6 +27,10 @@ __all__ = [
     "Limit",
     "LimitEntry",
     "LimitTable",
+    "ManagerClosed",
+    "OperationFailed",
+    "OperationTimeout",
+    "QuotactorError",
     "Refusal",
     "Resource",
     "Scheduler",

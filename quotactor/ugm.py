@@ -1,26 +1,27 @@
 """`UserGroupManager`: the blocking facade a scheduler calls, one per partition.
 
 Arguments are validated here, on the caller's thread, before any message is sent: a bad call
-raises `InvalidRequest` and the actors never see it. Every call waits (with a timeout) until
-its effect is visible to any later call from any thread. A change is routed by the manager
-first, then delivered to the user tracker (which asks the group): user before group, always.
+raises `InvalidRequest` and the actors never see it. Every call waits (at most `timeout`
+seconds, one deadline for all its steps) until its effect is visible to any later call from any
+thread. A change is routed by the manager first, then delivered to the user tracker (which asks
+the group): user before group, always. Calls made on the main thread run on the relay thread
+(see `_perform`), and everything raised is a `QuotactorError`.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import pykka
 
-from quotactor.actors._pool import WorkerPool, call
+from quotactor.actors.boundary import translate, translated
 from quotactor.actors.config import ApplyConfig, ConfigActor
-from quotactor.actors.manager import ManagerActor, ReadPlan, Retirement, Share, SnapshotPlan
+from quotactor.actors.manager import Applied, ManagerActor, ReadPlan, SnapshotPlan
 from quotactor.actors.messages import (
-    Decision,
     Decrease,
     Increase,
     Kind,
@@ -28,11 +29,29 @@ from quotactor.actors.messages import (
     PlanSnapshot,
     ReadResult,
     Route,
+    Routing,
     Shutdown,
     Stats,
+    Ticket,
 )
+from quotactor.actors.runtime import (
+    Reply,
+    WorkerPool,
+    call,
+    on_main_thread,
+    stop,
+    submit,
+    unguarded,
+)
+from quotactor.config.model import SchedulerConfig
 from quotactor.core.changes import UsageDecrease, UsageIncrease
-from quotactor.core.errors import InvalidRequest
+from quotactor.core.decision import Decision
+from quotactor.core.errors import (
+    InvalidRequest,
+    ManagerClosed,
+    OperationTimeout,
+    QuotactorError,
+)
 from quotactor.core.identity import UserGroup
 from quotactor.core.limits import EMPTY_TABLE, LimitTable
 from quotactor.core.queue_path import parse_queue_path
@@ -44,34 +63,55 @@ from quotactor.metrics import Metrics
 __all__ = ["UserGroupManager"]
 
 DEFAULT_TIMEOUT = 30.0
+T = TypeVar("T")
 
 
 class UserGroupManager:
-    """Per-user and per-group usage tracking and limit enforcement for one partition."""
+    """Per-user and per-group usage tracking and limit enforcement for one partition.
 
-    def __init__(self, partition: str = "default", timeout: float = DEFAULT_TIMEOUT) -> None:
+    Every error it raises is a `QuotactorError`: `InvalidRequest` (bad arguments, or an
+    application id another user runs), `ConfigError`, `OperationTimeout` (no answer within
+    `timeout` seconds; the operation is still applied or refused whole, later),
+    `ManagerClosed` (not running) or `OperationFailed` (a failure inside the runtime; nothing
+    of that operation was applied).
+    """
+
+    def __init__(self, partition: str = "default", timeout: float = DEFAULT_TIMEOUT,
+                 pause_collector: bool = False, main_thread_relay: bool = True) -> None:
         if not isinstance(partition, str) or not partition:
             raise InvalidRequest(f"partition must be a non-empty string, got {partition!r}")
         self.partition = partition
         self.timeout = timeout
-        self._manager: pykka.ActorRef[Any] | None = None
-        self._config: pykka.ActorRef[Any] | None = None
-        self._loaded: Any = None
-        self._table: LimitTable = EMPTY_TABLE
+        self.pause_collector = pause_collector
+        self.main_thread_relay = main_thread_relay
+        self._manager: ManagerActor | None = None
+        self._config: pykka.ActorRef[ConfigActor] | None = None
+        self._applied = Applied(None, EMPTY_TABLE)
         self._servers: list[Any] = []
         self._manager_pool: WorkerPool | None = None
+        self._relay: WorkerPool | None = None
         self._inflight = 0
         self._lock = threading.Lock()
         self.metrics = Metrics(partition)
 
     @classmethod
     def start(
-        cls, config: Any = None, partition: str = "default", timeout: float = DEFAULT_TIMEOUT
+        cls, config: Any = None, partition: str = "default", timeout: float = DEFAULT_TIMEOUT,
+        pause_collector: bool = False, main_thread_relay: bool = True,
     ) -> UserGroupManager:
-        """Start the actor system, applying `config` first (`ConfigError` if it is invalid)."""
-        ugm = cls(partition, timeout)
+        """Start the actor system, applying `config` first (`ConfigError` if it is invalid).
+
+        `pause_collector=True` lets config loads pause Python's garbage collector (process-wide:
+        for a host that owns its process; see `load_config`). `main_thread_relay=False` runs
+        calls made on the main thread inline instead of on the relay thread: no thread handoff
+        per call, but an interrupt (Ctrl-C) landing in a call may then leave the manager
+        unusable; only for a host that calls from its main thread in a tight loop and does not
+        survive an interrupt anyway.
+        """
+        ugm = cls(partition, timeout, pause_collector, main_thread_relay)
         ugm._manager_pool = WorkerPool("manager", 1)
-        ugm._manager = ManagerActor.start(ugm._manager_pool, partition)
+        ugm._relay = WorkerPool("relay", 1)
+        ugm._manager = ManagerActor(ugm._manager_pool, partition)
         ugm._config = ConfigActor.start(ugm._manager, partition)
         try:
             if config is not None:
@@ -97,46 +137,73 @@ class UserGroupManager:
         return self._manager is not None
 
     def stop(self) -> None:
-        """Stop every server and actor this manager started; safe to call twice."""
+        """Stop every server, actor and thread this manager started; safe to call twice.
+
+        Raises `OperationTimeout` if an actor does not stop within `timeout` (every thread is
+        told to end all the same).
+        """
         with self._lock:
-            manager, config, pool = self._manager, self._config, self._manager_pool
-            self._manager = self._config = self._manager_pool = None
+            manager, config, relay = self._manager, self._config, self._relay
+            pools = [p for p in (self._relay, self._manager_pool) if p is not None]
+            self._manager = self._config = self._manager_pool = self._relay = None
             servers, self._servers = self._servers, []
-        for server in servers:
-            server.stop()
-        if config is not None:
-            config.stop(block=True, timeout=self.timeout)
-        if manager is not None:
-            retirement: Retirement = call(manager, Shutdown(), self.timeout)
-            retirement.stop(self.timeout)
-            manager.stop(block=True, timeout=self.timeout)
-        if pool is not None:
-            pool.shutdown(self.timeout)
+            if manager is not None:
+                self._applied = manager.applied
+        try:
+            for server in servers:
+                server.stop()
+            if config is not None:
+                translated(lambda: config.stop(block=True, timeout=self.timeout))
+            if manager is not None:
+                def retire() -> None:
+                    retirement = call(manager, Shutdown(), self.timeout)
+                    retirement.stop(self.timeout)
+                    stop(manager).get(self.timeout)
+
+                if relay is not None and on_main_thread():
+                    relay.run(retire, self.timeout)  # many stops: queued from a worker, at once
+                else:
+                    retire()
+        finally:
+            for pool in pools:
+                pool.shutdown(self.timeout)
 
     # -- configuration ---------------------------------------------------------------
 
     def update_config(self, config: Any) -> None:
         """Validate `config` completely, then switch to its limits atomically.
 
-        Raises `ConfigError` and changes nothing when the config is invalid.
+        Raises `ConfigError` and changes nothing when the config is invalid. Concurrent calls
+        are applied one at a time, in the order they reach the config actor; `config` and
+        `limit_table` always name what the manager enforces.
         """
+        ref = self._config_ref()
+
+        def apply(deadline: float) -> None:
+            ref.ask(ApplyConfig(config, _left(deadline), self.pause_collector),
+                    timeout=_left(deadline))
+
         try:
-            loaded, table = self._config_ref().ask(ApplyConfig(config), timeout=self.timeout)
-        except ValueError:
-            self.metrics.record_reload(False)
+            self._perform(apply)
+        except QuotactorError as exc:
+            if isinstance(exc, ValueError):
+                self.metrics.record_reload(False)
             raise
         self.metrics.record_reload(True)
-        with self._lock:
-            self._loaded, self._table = loaded, table
 
     @property
-    def config(self) -> Any:
+    def config(self) -> SchedulerConfig | None:
         """The loaded config in force (None when only a limit table was given)."""
-        return self._loaded
+        return self._current().loaded
 
     @property
     def limit_table(self) -> LimitTable:
-        return self._table
+        """The limit table in force."""
+        return self._current().table
+
+    def _current(self) -> Applied:
+        manager = self._manager
+        return manager.applied if manager is not None else self._applied
 
     # -- tracking ---------------------------------------------------------------------
 
@@ -157,7 +224,8 @@ class UserGroupManager:
         res = _resource(usage)
         _check_user(user)
         started = time.perf_counter()
-        decision: Decision = self._apply((Increase(parts, application_id, res, user),))[0]
+        decision = self._apply((Increase(parts, application_id, res, user),))[0]
+        assert decision is not None
         self.metrics.record_increase(None if decision.ok else decision.refusal,
                                      time.perf_counter() - started)
         return decision
@@ -222,21 +290,26 @@ class UserGroupManager:
         parts = parse_queue_path(queue_path)
         _check_app(application_id)
         _check_user(user)
-        plan: ReadPlan = self._call(self._manager_ref(), PlanRead, parts, application_id, user)
+        manager = self._manager_ref()
 
-        def side(kind: str, name: str, part: pykka.Future[Any] | None) -> ReadResult:
-            """A live tracker's answer, or that of an empty state when it has none."""
-            if part is not None:
-                answer: ReadResult = part.get(timeout=self.timeout)
-                return answer
-            state = new_state(kind, name)
-            return ReadResult(state.headroom(plan.table, parts),
-                              state.can_run_app(plan.table, parts, application_id))
+        def read(deadline: float) -> tuple[ReadResult, ReadResult | None]:
+            plan: ReadPlan = call(manager, PlanRead(parts, application_id, user),
+                                  _left(deadline))
 
-        user_side = side("user", user.user, plan.user_part)
-        if plan.group is None:
-            return user_side, None
-        return user_side, side("group", plan.group, plan.group_part)
+            def side(kind: str, name: str, part: Reply[ReadResult] | None) -> ReadResult:
+                """A live tracker's answer, or that of an empty state when it has none."""
+                if part is not None:
+                    return part.get(_left(deadline))
+                state = new_state(kind, name)
+                return ReadResult(state.headroom(plan.table, parts),
+                                  state.can_run_app(plan.table, parts, application_id))
+
+            user_side = side("user", user.user, plan.user_part)
+            if plan.group is None:
+                return user_side, None
+            return user_side, side("group", plan.group, plan.group_part)
+
+        return self._perform(read)
 
     def headroom(
         self, queue_path: str, application_id: str, user: UserGroup
@@ -253,11 +326,16 @@ class UserGroupManager:
         return user_side.can_run and (group_side is None or group_side.can_run)
 
     def _snapshots(self, kind: Kind, name: str | None) -> list[dict[str, Any]]:
-        plan: SnapshotPlan = self._call(self._manager_ref(), PlanSnapshot, kind, name)
-        out = [future.get(timeout=self.timeout) for future in plan.parts]
-        out.extend(new_state(kind, virtual).snapshot(plan.table) for virtual in plan.virtual)
+        manager = self._manager_ref()
+
+        def snapshots(deadline: float) -> list[dict[str, Any]]:
+            plan: SnapshotPlan = call(manager, PlanSnapshot(kind, name), _left(deadline))
+            out = [reply.get(_left(deadline)) for reply in plan.parts]
+            out.extend(new_state(kind, virtual).snapshot(plan.table) for virtual in plan.virtual)
+            return out
+
         key = "userName" if kind == "user" else "groupName"
-        return sorted(out, key=lambda s: s[key])
+        return sorted(self._perform(snapshots), key=lambda s: s[key])
 
     def users_usage(self) -> list[dict[str, Any]]:
         """Every tracked user in the REST JSON shape, sorted by name."""
@@ -285,7 +363,9 @@ class UserGroupManager:
     def stats(self) -> dict[str, int]:
         """Live trackers, retired trackers, and operations in flight (called and not yet
         answered); for metrics and tests."""
-        result: dict[str, int] = self._call(self._manager_ref(), Stats)
+        manager = self._manager_ref()
+        result: dict[str, int] = self._perform(
+            lambda deadline: call(manager, Stats(), _left(deadline)))
         with self._lock:
             result["inflight"] = self._inflight
         return result
@@ -309,20 +389,47 @@ class UserGroupManager:
 
     # -- plumbing ---------------------------------------------------------------------
 
-    def _manager_ref(self) -> pykka.ActorRef[Any]:
+    def _manager_ref(self) -> ManagerActor:
         ref = self._manager
         if ref is None:
-            raise RuntimeError("the user group manager is not running")
+            raise ManagerClosed("the user group manager is not running")
         return ref
 
-    def _config_ref(self) -> pykka.ActorRef[Any]:
+    def _config_ref(self) -> pykka.ActorRef[ConfigActor]:
         ref = self._config
         if ref is None:
-            raise RuntimeError("the user group manager is not running")
+            raise ManagerClosed("the user group manager is not running")
         return ref
 
-    def _call(self, ref: pykka.ActorRef[Any], message_type: Any, *args: Any) -> Any:
-        return call(ref, message_type(*args), self.timeout)
+    def _perform(self, operation: Callable[[float], T]) -> T:
+        """Run `operation(deadline)` within this manager's timeout, raising only
+        `QuotactorError`s.
+
+        On the main thread, where a signal handler's exception (Ctrl-C, an alarm) may land
+        between any two bytecodes, the operation runs on the relay thread and this thread only
+        waits: an interrupt ends the wait, and the operation still completes whole (see the
+        runtime's invariants).
+        """
+        deadline = time.monotonic() + self.timeout
+        if on_main_thread() and not self.main_thread_relay:
+            return unguarded(lambda: self._run(operation, deadline))
+        if on_main_thread():
+            relay = self._relay
+            if relay is None:
+                raise ManagerClosed("the user group manager is not running")
+            # Translated on the relay: an interrupt of this wait is the caller's, and passes raw.
+            return relay.run(lambda: self._run(operation, deadline), self.timeout)
+        return self._run(operation, deadline)
+
+    @staticmethod
+    def _run(operation: Callable[[float], T], deadline: float) -> T:
+        """The operation, through the library's exception boundary."""
+        try:
+            return operation(deadline)
+        except QuotactorError:
+            raise
+        except Exception as exc:
+            raise translate(exc) from exc
 
     def _apply(self, items: tuple[Increase | Decrease, ...]) -> list[Decision | None]:
         """Route the items, then deliver each user's share: the answers, in the items' order.
@@ -331,29 +438,52 @@ class UserGroupManager:
         each routed operation done; then the first failure is raised.
         """
         manager = self._manager_ref()
-        with self._lock:
-            self._inflight += len(items)
-        try:
-            shares: tuple[Share, ...] = call(manager, Route(items), self.timeout)
-            results: list[Decision | None] = [None] * len(items)
-            failure: BaseException | None = None
-            for ref, share in shares:
-                try:
-                    answers = call(ref, share, self.timeout)
-                except Exception as exc:
-                    failure = failure or exc
-                    continue
-                for item, answer in zip(share.items, answers, strict=True):
-                    if isinstance(answer, BaseException):
-                        failure = failure or answer
-                    else:
-                        results[item.index] = answer
-        finally:
+
+        def apply(deadline: float) -> list[Decision | None]:
+            # Counted where the work runs, never on the main thread, where an interrupt could
+            # land between the count and its `finally`.
             with self._lock:
-                self._inflight -= len(items)
-        if failure is not None:
-            raise failure
-        return results
+                self._inflight += len(items)
+            try:
+                return _route_and_deliver(manager, items, deadline)
+            finally:
+                with self._lock:
+                    self._inflight -= len(items)
+
+        return self._perform(apply)
+
+
+def _route_and_deliver(
+    manager: ManagerActor, items: tuple[Increase | Decrease, ...], deadline: float
+) -> list[Decision | None]:
+    ticket = Ticket()
+    pending = submit(manager, Route(items, deadline, ticket))
+    try:
+        routing: Routing = pending.get(_left(deadline))
+    except OperationTimeout:
+        if ticket.abandon():
+            raise  # the manager will route nothing of it
+        routing = pending.get(None)  # taken: the manager never waits, its answer is coming
+    results: list[Decision | None] = [None] * len(items)
+    failure: Exception | None = routing.refused[0][1] if routing.refused else None
+    for ref, share in routing.shares:
+        try:
+            answers = call(ref, share, _left(deadline))
+        except Exception as exc:
+            failure = failure or exc
+            continue
+        for item, answer in zip(share.items, answers, strict=True):
+            if isinstance(answer, Exception):
+                failure = failure or answer
+            else:
+                results[item.position] = answer
+    if failure is not None:
+        raise failure
+    return results
+
+
+def _left(deadline: float) -> float:
+    return max(0.0, deadline - time.monotonic())
 
 
 def _resource(usage: Any) -> Resource:

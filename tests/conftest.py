@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pykka
 import pytest
 
-from quotactor.actors._pool import live_actors
+from quotactor.actors.runtime import live_actors
 from quotactor.ugm import UserGroupManager
 
 
@@ -48,3 +50,29 @@ def start_ugm() -> Iterator[object]:
     for manager in started:
         manager.stop()
     assert live_quotactor_actors() == []
+
+
+RunConcurrently = Callable[..., list[Any]]
+
+
+@pytest.fixture
+def run_concurrently() -> RunConcurrently:
+    """Run `workers` on threads at once, through futures, and return their results in order;
+    a worker's exception is raised here, in the test. Each of `background` gets a stop event,
+    set once the workers are done, and its exception is raised too."""
+
+    def run(workers: Sequence[Callable[[], Any]],
+            background: Sequence[Callable[[threading.Event], Any]] = (),
+            timeout: float = 100.0) -> list[Any]:
+        stop = threading.Event()
+        with ThreadPoolExecutor(len(workers) + len(background)) as pool:
+            helpers = [pool.submit(task, stop) for task in background]
+            try:
+                futures = [pool.submit(task) for task in workers]
+                return [future.result(timeout=timeout) for future in futures]
+            finally:
+                stop.set()
+                for helper in helpers:
+                    helper.result(timeout=timeout)
+
+    return run

@@ -3,7 +3,9 @@
 Validation of a large config can take a noticeable fraction of a second; doing it here keeps the
 manager routing increases meanwhile. Only a fully valid config becomes a limit table, and the
 table reaches the manager as one message, so every increase is judged under the old table or
-the new one, never a mix.
+the new one, never a mix. Applies are serialised by this actor (one at a time, in the order
+asked), and the manager publishes the config with the table it enforces, so the config a
+manager reports is the one it enforces whatever concurrent `update_config` calls do.
 """
 
 from __future__ import annotations
@@ -13,33 +15,43 @@ from typing import Any
 
 import pykka
 
-from quotactor.actors._base import SafeActor
-from quotactor.actors._pool import call
+from quotactor.actors.manager import ManagerActor
 from quotactor.actors.messages import SwitchTable
+from quotactor.actors.runtime import call
+from quotactor.config.limit_table import limit_table
+from quotactor.config.model import SchedulerConfig
 from quotactor.core.limits import LimitTable
-from quotactor.limit_table import limit_table
 
 
 @dataclass(frozen=True, slots=True)
 class ApplyConfig:
-    """Asked; the answer is `(loaded config, limit table)`, or the `ConfigError` raised."""
+    """Asked; the answer is `(loaded config, limit table)`, or the `ConfigError` raised.
+    `timeout` bounds the wait for the manager's switch; `pause_collector` is `load_config`'s."""
 
     source: Any
+    timeout: float
+    pause_collector: bool = False
 
 
-class ConfigActor(SafeActor):
-    """Turns configs into limit tables for one partition and hands them to its manager."""
+class ConfigActor(pykka.ThreadingActor):
+    """Turns configs into limit tables for one partition and hands them to its manager.
 
-    def __init__(self, manager: pykka.ActorRef[Any], partition: str) -> None:
+    A pykka actor on a daemon thread, so that a host process can always exit; a failing apply
+    is answered with its error and the actor lives on (an ask's error never stops a pykka actor).
+    """
+
+    use_daemon_thread = True
+
+    def __init__(self, manager: ManagerActor, partition: str) -> None:
         super().__init__()
         self.manager = manager
         self.partition = partition
 
-    def handle(self, message: Any) -> Any:
+    def on_receive(self, message: Any) -> tuple[SchedulerConfig | None, LimitTable]:
         if not isinstance(message, ApplyConfig):
             raise TypeError(f"unexpected message {type(message).__name__}")
-        loaded, table = limit_table(message.source, self.partition)
-        call(self.manager, SwitchTable(table), 30.0)
+        loaded, table = limit_table(message.source, self.partition, message.pause_collector)
+        call(self.manager, SwitchTable(table, loaded), message.timeout)
         return loaded, table
 
 

@@ -11,30 +11,36 @@ empty after one. The manager retires it only if the two counts are equal: then n
 on its way to it, it is still empty (nothing was handled since), and every later update is
 routed to a fresh tracker, so nothing is lost or counted twice. The stop is queued behind
 anything the manager sent before, so pending reads are still answered. A tracker with usage
-never messages the manager after an operation.
+never messages the manager after an operation, except to restore an application's group link
+when its removal failed (`Relink`).
+
+Application ids: an id is bound to the user whose increase routed it first, until that user's
+application is removed (or the user has nothing tracked and is retired); an increase with the
+id for another user of the partition is refused with `InvalidRequest`. Two users sharing an id
+would otherwise share one group entry: the first removal would end the group's application for
+both, and the second would leave the group's usage behind.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import pykka
-
-from quotactor.actors._base import SafeReceive, log
-from quotactor.actors._pool import PooledActor, WorkerPool, deliver, stop_now
 from quotactor.actors.group_tracker import GroupTrackerActor
 from quotactor.actors.messages import (
     Decrease,
     Idle,
     Increase,
-    Kind,
+    ManagerMessage,
     PlanRead,
     PlanSnapshot,
     ReadPart,
+    ReadResult,
+    Relink,
     Route,
+    Routing,
     Shutdown,
     SnapshotPart,
     Stats,
@@ -43,41 +49,61 @@ from quotactor.actors.messages import (
     UserDecrease,
     UserIncrease,
 )
+from quotactor.actors.runtime import Actor, Reply, WorkerPool, deliver, stop, stop_now
 from quotactor.actors.user_tracker import UserTrackerActor
+from quotactor.config.model import SchedulerConfig
+from quotactor.core.errors import InvalidRequest, ManagerClosed
 from quotactor.core.limits import EMPTY_TABLE, LimitTable
 from quotactor.core.queue_path import ancestors
+from quotactor.logs import get_logger
+
+log = get_logger()
 
 
 @dataclass(slots=True)
 class _Slot:
-    """A live tracker as the manager sees it."""
+    """A live user tracker as the manager sees it."""
 
-    ref: pykka.ActorRef[Any]
+    ref: UserTrackerActor
+    routed: int = 0
+
+
+@dataclass(slots=True)
+class _GroupSlot:
+    """A live group tracker as the manager sees it."""
+
+    ref: GroupTrackerActor
     routed: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class ReadPlan:
-    """What a read needs: the table, the group, and the futures of the live trackers' parts."""
+    """What a read needs: the table, the group, and the replies of the live trackers' parts."""
 
     table: LimitTable
     group: str | None
-    user_part: pykka.Future[Any] | None
-    group_part: pykka.Future[Any] | None
+    user_part: Reply[ReadResult] | None
+    group_part: Reply[ReadResult] | None
 
 
 @dataclass(frozen=True, slots=True)
 class SnapshotPlan:
     table: LimitTable
-    parts: tuple[pykka.Future[Any], ...]
+    parts: tuple[Reply[dict[str, Any]], ...]
     virtual: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """The config in force and its limit table, published as one value: whoever reads it sees
+    the config that the manager enforces, whatever `update_config` calls run meanwhile."""
+
+    loaded: SchedulerConfig | None
+    table: LimitTable
 
 
 WARM_TRACKERS = 1024
 """Retired trackers of each kind kept alive for reuse (see `ManagerActor._retire`)."""
-
-Share = tuple[pykka.ActorRef[Any], UserBatch]
-"""A user tracker and the part of a `Route` it is to handle."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,28 +111,31 @@ class Retirement:
     """What a shut-down manager leaves to stop: users first (they may be waiting on groups),
     then groups, then the pools they ran on."""
 
-    users: tuple[pykka.ActorRef[Any], ...]
-    groups: tuple[pykka.ActorRef[Any], ...]
+    users: tuple[UserTrackerActor, ...]
+    groups: tuple[GroupTrackerActor, ...]
     pools: tuple[WorkerPool, ...]
 
     def stop(self, timeout: float) -> None:
-        for refs in (self.users, self.groups):
-            stops = [ref.stop(block=False) for ref in refs]
-            for stop in stops:
-                stop.get(timeout=timeout)
-        for pool in self.pools:
-            pool.shutdown(timeout)
+        """Stop every tracker and pool; `OperationTimeout` if a tracker does not stop in time
+        (the pools are shut down all the same)."""
+        try:
+            for actors in (self.users, self.groups):
+                stops = [stop(actor) for actor in actors]
+                for stopped in stops:
+                    stopped.get(timeout)
+        finally:
+            for pool in self.pools:
+                pool.shutdown(timeout)
 
 
-class ManagerClosed(RuntimeError):
-    """The manager has been shut down and takes no more operations."""
-
-
-class ManagerActor(SafeReceive, PooledActor):
-    """Routes operations of one partition; owns tracker lifetimes and application group links.
+class ManagerActor(Actor[ManagerMessage]):
+    """Routes operations of one partition; owns tracker lifetimes, application group links and
+    which user each application id belongs to.
 
     Its own `pool` (one thread is plenty) runs the messages that arrive while it is busy; it
-    belongs to whoever started the manager. `Shutdown` stops the trackers and their pools.
+    belongs to whoever started the manager. `Shutdown` hands over the trackers and their pools.
+    Routing an item either completes or changes nothing: what can fail (the group lookup, the
+    application id check) runs before the first change.
     """
 
     handlers_wait = False
@@ -123,19 +152,23 @@ class ManagerActor(SafeReceive, PooledActor):
         self.user_pool = WorkerPool("users", user_threads)
         self.group_pool = WorkerPool("groups", group_threads)
         self.partition = partition
-        self.table = table
+        self.applied = Applied(None, table)
         self.users: dict[str, _Slot] = {}
-        self.groups: dict[str, _Slot] = {}
+        self.groups: dict[str, _GroupSlot] = {}
         self.warm_users: OrderedDict[str, _Slot] = OrderedDict()
-        self.warm_groups: OrderedDict[str, _Slot] = OrderedDict()
+        self.warm_groups: OrderedDict[str, _GroupSlot] = OrderedDict()
         self.links: dict[str, dict[str, str | None]] = {}
+        self.owners: dict[str, str] = {}
         self.retired = 0
         self.closed = False
         self.log = log.bind(partition=partition)
 
-    def handle(self, message: Any) -> Any:
+    def handle(self, message: ManagerMessage) -> Any:
         if isinstance(message, Idle):
             self._idle(message)
+            return None
+        if isinstance(message, Relink):
+            self._relink(message)
             return None
         if self.closed:
             raise ManagerClosed("the user group manager is stopped")
@@ -146,7 +179,7 @@ class ManagerActor(SafeReceive, PooledActor):
         if isinstance(message, PlanSnapshot):
             return self._plan_snapshot(message)
         if isinstance(message, SwitchTable):
-            old, self.table = self.table, message.table
+            old, self.applied = self.applied.table, Applied(message.loaded, message.table)
             self.log.info("limits_switched", entries=message.table.limit_count(),
                           changed=old != message.table)
             return True
@@ -160,59 +193,84 @@ class ManagerActor(SafeReceive, PooledActor):
             return self._shutdown()
         raise TypeError(f"unexpected message {type(message).__name__}")
 
+    @property
+    def table(self) -> LimitTable:
+        """The limit table in force: the one of the config the manager publishes as applied."""
+        return self.applied.table
+
     def _user_slot(self, name: str) -> _Slot:
         slot = self.users.get(name)
         if slot is None:
             slot = self.warm_users.pop(name, None) or _Slot(
-                UserTrackerActor.start(self.user_pool, name, self.actor_ref))
+                UserTrackerActor(self.user_pool, name, self))
             self.users[name] = slot
         return slot
 
-    def _group_slot(self, name: str) -> _Slot:
+    def _group_slot(self, name: str) -> _GroupSlot:
         slot = self.groups.get(name)
         if slot is None:
-            slot = self.warm_groups.pop(name, None) or _Slot(
-                GroupTrackerActor.start(self.group_pool, name))
+            slot = self.warm_groups.pop(name, None) or _GroupSlot(
+                GroupTrackerActor(self.group_pool, name))
             self.groups[name] = slot
         return slot
 
-    def _route(self, msg: Route) -> tuple[Share, ...]:
+    def _route(self, msg: Route) -> Routing:
         """Route every item as if sent alone; each user gets its share in one message.
 
         Items not routed (a decrease for a user with nothing tracked) have no share: their
-        answer is None.
+        answer is None. An item that cannot be routed (an application id of another user) is
+        refused with its error and changes nothing.
         """
+        if not msg.ticket.take():
+            return Routing((), ())  # the sender gave up waiting: route nothing of it
         shares: dict[str, tuple[_Slot, list[UserIncrease | UserDecrease]]] = {}
-        for index, item in enumerate(msg.items):
-            routed = (
-                self._route_increase(index, item) if isinstance(item, Increase)
-                else self._route_decrease(index, item)
-            )
+        refused: list[tuple[int, Exception]] = []
+        for position, item in enumerate(msg.items):
+            try:
+                routed = (
+                    self._route_increase(position, item) if isinstance(item, Increase)
+                    else self._route_decrease(position, item)
+                )
+            except Exception as exc:
+                refused.append((position, exc))
+                continue
             if routed is not None:
                 slot, user_msg = routed
                 shares.setdefault(item.user.user, (slot, []))[1].append(user_msg)
-        return tuple((slot.ref, UserBatch(tuple(items))) for slot, items in shares.values())
+        return Routing(
+            tuple((slot.ref, UserBatch(tuple(items), msg.deadline))
+                  for slot, items in shares.values()),
+            tuple(refused),
+        )
 
-    def _route_increase(self, index: int, msg: Increase) -> tuple[_Slot, UserIncrease]:
+    def _route_increase(self, position: int, msg: Increase) -> tuple[_Slot, UserIncrease]:
         name = msg.user.user
-        user = self._user_slot(name)
-        app_links = self.links.setdefault(name, {})
-        if msg.app in app_links:
+        owner = self.owners.get(msg.app)
+        if owner is not None and owner != name:
+            raise InvalidRequest(
+                f"application {msg.app!r} is already running for user {owner!r} in partition"
+                f" {self.partition!r}; application ids are unique in a partition")
+        table = self.applied.table
+        app_links = self.links.get(name)
+        if app_links is not None and msg.app in app_links:
             group = app_links[msg.app]
         else:
-            group = self.table.resolve_group(ancestors(msg.parts), msg.user.groups)
-            app_links[msg.app] = group
+            group = table.resolve_group(ancestors(msg.parts), msg.user.groups)
+        # Nothing above changed anything; nothing below can fail but a failed allocation.
+        user = self._user_slot(name)
         group_ref = None
         if group is not None:
             slot = self._group_slot(group)
             slot.routed += 1
             group_ref = slot.ref
+        self.links.setdefault(name, {})[msg.app] = group
+        self.owners[msg.app] = name
         user.routed += 1
-        return user, UserIncrease(
-            index, msg.parts, msg.app, msg.usage, group, group_ref, self.table
-        )
+        return user, UserIncrease(position, msg.parts, msg.app, msg.usage, group, group_ref, table)
 
-    def _route_decrease(self, index: int, msg: Decrease) -> tuple[_Slot, UserDecrease] | None:
+    def _route_decrease(
+        self, position: int, msg: Decrease
+    ) -> tuple[_Slot, UserDecrease] | None:
         name = msg.user.user
         user = self.users.get(name)
         if user is None:
@@ -223,6 +281,8 @@ class ManagerActor(SafeReceive, PooledActor):
         group = app_links.get(msg.app)
         if msg.remove_app:
             app_links.pop(msg.app, None)
+            if self.owners.get(msg.app) == name:
+                del self.owners[msg.app]
         slot = self.groups.get(group) if group is not None else None
         if slot is None:
             group = None
@@ -230,20 +290,31 @@ class ManagerActor(SafeReceive, PooledActor):
             slot.routed += 1
         user.routed += 1
         return user, UserDecrease(
-            index, msg.parts, msg.app, msg.usage, msg.remove_app, group,
+            position, msg.parts, msg.app, msg.usage, msg.remove_app, group,
             None if slot is None else slot.ref,
         )
 
+    def _relink(self, msg: Relink) -> None:
+        if msg.user not in self.users or self.closed:
+            return
+        self.links.setdefault(msg.user, {}).setdefault(msg.app, msg.group)
+        self.owners.setdefault(msg.app, msg.user)
+
     def _idle(self, msg: Idle) -> None:
-        slots = self.users if msg.kind == "user" else self.groups
+        slots: Mapping[str, _Slot | _GroupSlot] = (
+            self.users if msg.kind == "user" else self.groups)
         slot = slots.get(msg.name)
         if slot is None or slot.ref is not msg.ref or slot.routed != msg.handled:
             return  # retired already (or shut down), or more is on its way to it
-        self._retire(msg.kind, msg.name, slots)
         if msg.kind == "user":
-            self.links.pop(msg.name, None)
+            self._retire(self.users, self.warm_users, msg.name)
+            for app in self.links.pop(msg.name, {}):
+                if self.owners.get(app) == msg.name:
+                    del self.owners[app]
+        else:
+            self._retire(self.groups, self.warm_groups, msg.name)
 
-    def _retire(self, kind: Kind, name: str, slots: dict[str, _Slot]) -> None:
+    def _retire(self, slots: dict[str, Any], warm: OrderedDict[str, Any], name: str) -> None:
         """Retire an empty tracker: gone from every view at once, its actor kept warm.
 
         Users come and go (an application ends, the next one starts), and starting and stopping
@@ -251,20 +322,21 @@ class ManagerActor(SafeReceive, PooledActor):
         each kind stay alive, empty and unlisted, and are reused if their name comes back; the
         oldest beyond that is stopped.
         """
-        warm = self.warm_users if kind == "user" else self.warm_groups
         warm[name] = slots.pop(name)
         if len(warm) > WARM_TRACKERS:
             stop_now(warm.popitem(last=False)[1].ref)
         self.retired += 1
 
-    def _read_part(self, slot: _Slot | None, msg: PlanRead) -> pykka.Future[Any] | None:
+    def _read_part(
+        self, slot: _Slot | _GroupSlot | None, msg: PlanRead
+    ) -> Reply[ReadResult] | None:
         """Queue the read behind what was routed to the tracker before (or answer it here, on
         this thread, when the tracker is idle); it cannot be retired before it answers."""
         if slot is None:
             return None
-        future: pykka.Future[Any] = pykka.ThreadingFuture()
-        deliver(slot.ref, ReadPart(msg.parts, msg.app, self.table, future))
-        return future
+        reply: Reply[ReadResult] = Reply()
+        deliver(slot.ref, ReadPart(msg.parts, msg.app, self.table, reply))
+        return reply
 
     def _plan_read(self, msg: PlanRead) -> ReadPlan:
         name = msg.user.user
@@ -281,23 +353,25 @@ class ManagerActor(SafeReceive, PooledActor):
         )
 
     def _plan_snapshot(self, msg: PlanSnapshot) -> SnapshotPlan:
-        slots = self.users if msg.kind == "user" else self.groups
+        slots: Mapping[str, _Slot | _GroupSlot] = (
+            self.users if msg.kind == "user" else self.groups)
         table = self.table
         is_named = table.is_named_user if msg.kind == "user" else table.is_named_group
         named: Iterable[str]
+        chosen: Mapping[str, _Slot | _GroupSlot]
         if msg.name is not None:
             chosen = {msg.name: slots[msg.name]} if msg.name in slots else {}
             named = [msg.name] if is_named(msg.name) else []
         else:
             chosen = slots
             named = table.named_users() if msg.kind == "user" else table.named_groups()
-        futures = []
+        replies = []
         for slot in chosen.values():
-            future: pykka.Future[Any] = pykka.ThreadingFuture()
-            deliver(slot.ref, SnapshotPart(self.table, future))
-            futures.append(future)
+            reply: Reply[dict[str, Any]] = Reply()
+            deliver(slot.ref, SnapshotPart(self.table, reply))
+            replies.append(reply)
         virtual = tuple(n for n in named if n not in chosen)
-        return SnapshotPlan(self.table, tuple(futures), virtual)
+        return SnapshotPlan(self.table, tuple(replies), virtual)
 
     def _shutdown(self) -> Retirement:
         """Refuse what follows and hand over the trackers, for the sender to stop (the manager
@@ -308,7 +382,10 @@ class ManagerActor(SafeReceive, PooledActor):
             tuple(slot.ref for slot in (*self.groups.values(), *self.warm_groups.values())),
             (self.user_pool, self.group_pool),
         )
-        for slots in (self.users, self.groups, self.warm_users, self.warm_groups):
-            slots.clear()
+        self.users.clear()
+        self.groups.clear()
+        self.warm_users.clear()
+        self.warm_groups.clear()
         self.links.clear()
+        self.owners.clear()
         return retirement

@@ -2,7 +2,7 @@
 
 Most messages are asked (`call`): the handler's return value is the answer. A message that one
 actor sends and another answers (the manager plans a read, the trackers answer the facade)
-carries the future to answer on. Every tracker message carries the limit table it is to be
+carries the `Reply` to answer on. Every tracker message carries the limit table it is to be
 judged under. The messages of every increase and decrease are named tuples: immutable like the
 frozen dataclasses of the rest, and three times cheaper to build, which shows at tens of
 thousands of operations per second.
@@ -12,13 +12,18 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-import pykka
-
+from quotactor.actors.runtime import Reply
+from quotactor.config.model import SchedulerConfig
 from quotactor.core.identity import UserGroup
 from quotactor.core.limits import LimitTable
+from quotactor.core.queue_tracker import Refusal
 from quotactor.core.resources import Resource
+
+if TYPE_CHECKING:
+    from quotactor.actors.group_tracker import GroupTrackerActor
+    from quotactor.actors.user_tracker import UserTrackerActor
 
 Kind = Literal["user", "group"]
 
@@ -43,16 +48,24 @@ class Decrease(NamedTuple):
 class Route(NamedTuple):
     """Route increases and decreases (one, or a scheduler cycle's batch).
 
-    The answer is one `(user tracker, UserBatch)` share per user, for the sender to deliver:
-    the manager counts them in flight and never waits on a tracker itself.
+    The answer is a `Routing`: one `(user tracker, UserBatch)` share per user, for the sender to
+    deliver (the manager counts them in flight and never waits on a tracker itself), and the
+    items refused before routing.
     """
 
     items: tuple[Increase | Decrease, ...]
+    deadline: float
+    ticket: Ticket
+
+
+class Routing(NamedTuple):
+    shares: tuple[tuple[UserTrackerActor, UserBatch], ...]
+    refused: tuple[tuple[int, Exception], ...]
 
 
 @dataclass(frozen=True, slots=True)
 class PlanRead:
-    """Ask the manager for the futures of a headroom/can-run read (it never blocks itself)."""
+    """Ask the manager for the replies of a headroom/can-run read (it never blocks itself)."""
 
     parts: tuple[str, ...]
     app: str
@@ -61,7 +74,7 @@ class PlanRead:
 
 @dataclass(frozen=True, slots=True)
 class PlanSnapshot:
-    """Ask for the snapshot futures of one tracker (`name`) or all of a kind (`name` None)."""
+    """Ask for the snapshot replies of one tracker (`name`) or all of a kind (`name` None)."""
 
     kind: Kind
     name: str | None
@@ -69,7 +82,10 @@ class PlanSnapshot:
 
 @dataclass(frozen=True, slots=True)
 class SwitchTable:
+    """Enforce `table` from now on; `loaded` is the config it was built from (or None)."""
+
     table: LimitTable
+    loaded: SchedulerConfig | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,33 +102,35 @@ class Stats:
 
 
 class UserIncrease(NamedTuple):
-    index: int
+    position: int
     parts: tuple[str, ...]
     app: str
     usage: Resource
     group: str | None
-    group_ref: pykka.ActorRef[Any] | None
+    group_ref: GroupTrackerActor | None
     table: LimitTable
 
 
 class UserDecrease(NamedTuple):
-    index: int
+    position: int
     parts: tuple[str, ...]
     app: str
     usage: Resource
     remove_app: bool
     group: str | None
-    group_ref: pykka.ActorRef[Any] | None
+    group_ref: GroupTrackerActor | None
 
 
 class UserBatch(NamedTuple):
-    """A user's share of a `Route`, in the caller's order; `index` places each answer.
+    """A user's share of a `Route`, in the caller's order; `position` places each answer.
 
     The answer is a tuple aligned with `items`: a `Decision` per increase, None per decrease,
-    or the exception an item failed with.
+    or the exception an item failed with. `deadline` (`time.monotonic`) is the caller's: the
+    tracker waits for a group no longer than that.
     """
 
     items: tuple[UserIncrease | UserDecrease, ...]
+    deadline: float
 
 
 # Manager -> any tracker
@@ -125,16 +143,16 @@ class ReadPart:
     parts: tuple[str, ...]
     app: str
     table: LimitTable
-    reply: pykka.Future[Any]
+    reply: Reply[ReadResult]
 
 
 @dataclass(frozen=True, slots=True)
 class SnapshotPart:
     table: LimitTable
-    reply: pykka.Future[Any]
+    reply: Reply[dict[str, Any]]
 
 
-# User tracker -> group tracker (asked, so it carries no future of its own)
+# User tracker -> group tracker (asked, so it carries no reply of its own)
 
 
 class Ticket:
@@ -188,13 +206,14 @@ class GroupSkip:
 
 
 class GroupStatus(NamedTuple):
-    """The group tracker's answer: its verdict, and whether it was empty after `handled`
-    operations."""
+    """The group tracker's answer: its verdict (or the exception that left it unchanged), and
+    whether it was empty after `handled` operations."""
 
     ok: bool
-    refusal: Any
+    refusal: Refusal | None
     handled: int
     empty: bool
+    error: Exception | None = None
 
 
 # Trackers -> manager (told, never asked: trackers never wait on the manager)
@@ -208,8 +227,17 @@ class Idle(NamedTuple):
 
     kind: Kind
     name: str
-    ref: pykka.ActorRef[Any]
+    ref: UserTrackerActor | GroupTrackerActor
     handled: int
+
+
+class Relink(NamedTuple):
+    """A removal of `app` failed after the manager had forgotten its group link: restore it
+    (unless the app was linked anew since)."""
+
+    user: str
+    app: str
+    group: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,9 +246,11 @@ class ReadResult:
     can_run: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """The answer to an increase: accepted, or the refusal that explains why not."""
-
-    ok: bool
-    refusal: Any = None
+ManagerMessage = (
+    Route | PlanRead | PlanSnapshot | SwitchTable | Shutdown | Stats | Idle | Relink
+)
+"""What the manager handles."""
+UserMessage = UserBatch | ReadPart | SnapshotPart
+"""What a user tracker handles."""
+GroupMessage = GroupIncrease | GroupDecrease | GroupSkip | ReadPart | SnapshotPart
+"""What a group tracker handles."""

@@ -16,6 +16,7 @@ from yaml.nodes import Node
 
 from quotactor.config.errors import ConfigError
 from quotactor.config.facts import SourceFacts
+from quotactor.config.frozen import FrozenMap
 from quotactor.config.model import (
     DEFAULT_PARTITION,
     ChildTemplate,
@@ -120,7 +121,8 @@ class _Builder:
             name=self.read.text(fields.get("name"), "the queue name"),
             parent=bool(self.read.flag(fields.get("parent"), "parent")),
             max_applications=self.read.count(fields.get("maxapplications"), "maxapplications"),
-            properties=self.read.text_map(fields.get("properties"), "properties") or {},
+            properties=FrozenMap(self.read.text_map(fields.get("properties"), "properties")
+                                 or {}),
             admin_acl=self.read.optional_text(fields.get("adminacl"), "adminacl"),
             submit_acl=self.read.optional_text(fields.get("submitacl"), "submitacl"),
             max_resources=max_resources,
@@ -168,7 +170,8 @@ class _Builder:
         guaranteed, max_resources = self.resources(fields.get("resources"), None)
         return ChildTemplate(
             max_applications=self.read.count(fields.get("maxapplications"), "maxapplications"),
-            properties=self.read.text_map(fields.get("properties"), "properties") or {},
+            properties=FrozenMap(self.read.text_map(fields.get("properties"), "properties")
+                                 or {}),
             max_resources=max_resources,
             guaranteed=guaranteed,
             location=item.location,
@@ -232,7 +235,7 @@ class _Builder:
                 weights[name] = weight
         return NodeSortPolicy(
             type=self.read.text(fields.get("type"), "the node sort policy type"),
-            resource_weights=weights,
+            resource_weights=FrozenMap(weights),
             location=item.location,
         )
 

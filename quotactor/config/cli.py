@@ -35,7 +35,7 @@ def run_validate(args: argparse.Namespace, out: TextIO | None = None) -> int:
     all_valid = True
     for name in args.files:
         try:
-            load_config(Path(name))
+            load_config(Path(name), pause_collector=True)
         except ConfigError as exc:
             all_valid = False
             for problem in exc.errors:

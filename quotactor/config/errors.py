@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from quotactor.core.errors import QuotactorError
+
 __all__ = ["ConfigError"]
 
 
-class ConfigError(ValueError):
+class ConfigError(QuotactorError, ValueError):
     """A configuration that YuniKorn would reject, with every reason found.
 
     `location` is a path into the document (`partitions[0].queues[2].limits[1].users[0]`), or

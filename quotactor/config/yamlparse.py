@@ -45,9 +45,9 @@ class _PlainResolver:
 
 
 if getattr(yaml, "__with_libyaml__", False):
-    from yaml.cyaml import CParser
+    from yaml.cyaml import CParser  # type: ignore[attr-defined]  # re-exported, untyped
 
-    class _Loader(CParser, SafeConstructor, _PlainResolver):  # type: ignore[misc]
+    class _Loader(CParser, SafeConstructor, _PlainResolver):
         def __init__(self, stream: str | bytes) -> None:
             CParser.__init__(self, stream)
             SafeConstructor.__init__(self)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from quotactor.core.journal import ADDED, ATTRIBUTE, DISCARDED, ENTRY, MISSING, Journal
 from quotactor.core.limits import Limit
 from quotactor.core.resources import Resource
 
@@ -118,22 +119,39 @@ class QueueNode:
                         )
         return None
 
-    def increase(self, parts: tuple[str, ...], app: str, usage: Resource) -> None:
-        """Add usage and mark the app running on every node of the path (creating nodes)."""
+    def increase(
+        self, parts: tuple[str, ...], app: str, usage: Resource, journal: Journal
+    ) -> None:
+        """Add usage and mark the app running on every node of the path (creating nodes).
+
+        Every mutation goes through `journal`, so the caller can undo a failure half-way.
+        """
+        record = journal.record
         delta = usage.items()
         node = self
-        _add(node.usage, delta, 1)
-        node.running.add(app)
-        for name in parts[1:]:
-            child = node.children.get(name)
+        names = iter(parts[1:])
+        while True:
+            record((ATTRIBUTE, node, "usage", node.usage))
+            node.usage = _added(node.usage, delta, 1)
+            running = node.running
+            if app not in running:
+                record((ADDED, running, app, None))
+                running.add(app)
+            name = next(names, None)
+            if name is None:
+                return
+            children = node.children
+            child = children.get(name)
             if child is None:
                 child = QueueNode(f"{node.path}.{name}")
-                node.children[name] = child
+                record((ENTRY, children, name, MISSING))
+                children[name] = child
             node = child
-            _add(node.usage, delta, 1)
-            node.running.add(app)
 
-    def decrease(self, parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool) -> bool:
+    def decrease(
+        self, parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool,
+        journal: Journal,
+    ) -> bool:
         """Subtract usage along the whole path; False (and no change) if the path is not tracked.
 
         Emptied nodes are removed on the way back up; YuniKorn's partial decrease (ancestors
@@ -142,20 +160,23 @@ class QueueNode:
         nodes = self.walk(parts)
         if nodes is None:
             return False
+        record = journal.record
         delta = usage.items()
         for node in nodes:
-            _add(node.usage, delta, -1)
-            if remove_app:
+            record((ATTRIBUTE, node, "usage", node.usage))
+            node.usage = _added(node.usage, delta, -1)
+            if remove_app and app in node.running:
+                record((DISCARDED, node.running, app, None))
                 node.running.discard(app)
-        _prune_path(nodes, parts)
+        _prune_path(nodes, parts, journal)
         return True
 
-    def remove_app(self, parts: tuple[str, ...], app: str) -> None:
+    def remove_app(self, parts: tuple[str, ...], app: str, journal: Journal) -> None:
         """Forget a running application along one path (its usage stays where it is)."""
         nodes = self.walk_existing(parts)
         for node in nodes:
-            node.running.discard(app)
-        _prune_path(nodes, parts)
+            journal.discard(node.running, app)
+        _prune_path(nodes, parts, journal)
 
     def headroom(
         self, parts: tuple[str, ...], paths: Sequence[str], limit_at: LimitLookup
@@ -231,22 +252,27 @@ def merge_headroom(
     return merged
 
 
-def _add(usage: dict[str, int], delta: Iterable[tuple[str, int]], sign: int) -> None:
-    """Add `sign * delta` to a node's usage in place, pruning zeros (the hot path)."""
+def _added(usage: dict[str, int], delta: Iterable[tuple[str, int]], sign: int) -> dict[str, int]:
+    """A node's usage plus `sign * delta`, zeros pruned, as a new dict (the hot path)."""
+    total = dict(usage)
     for name, quantity in delta:
-        total = usage.get(name, 0) + sign * quantity
-        if total:
-            usage[name] = total
+        value = total.get(name, 0) + sign * quantity
+        if value:
+            total[name] = value
         else:
-            usage.pop(name, None)
+            total.pop(name, None)
+    return total
 
 
-def _prune_path(nodes: list[QueueNode], parts: tuple[str, ...]) -> None:
+def _prune_path(nodes: list[QueueNode], parts: tuple[str, ...], journal: Journal) -> None:
     """Detach emptied nodes along a path, deepest first."""
     for i in range(len(nodes) - 1, 0, -1):
-        if not nodes[i].is_empty():
+        node = nodes[i]
+        if node.children or node.running or node.usage:
             return
-        del nodes[i - 1].children[parts[i]]
+        children = nodes[i - 1].children
+        journal.record((ENTRY, children, parts[i], node))
+        del children[parts[i]]
 
 
 def _node_dict(path: str, limit_at: LimitLookup) -> dict[str, Any]:

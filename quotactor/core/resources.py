@@ -81,19 +81,19 @@ class Resource(Mapping[str, int]):
     def __getitem__(self, name: str) -> int:
         return self._values[name]
 
-    def get(self, name: str, default: Any = 0) -> Any:  # type: ignore[override]
+    def get(self, name: str, default: Any = 0) -> Any:
         return self._values.get(name, default)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._values)
 
-    def items(self) -> ItemsView[str, int]:  # type: ignore[override]
+    def items(self) -> ItemsView[str, int]:
         return self._values.items()
 
-    def keys(self) -> KeysView[str]:  # type: ignore[override]
+    def keys(self) -> KeysView[str]:
         return self._values.keys()
 
-    def values(self) -> ValuesView[int]:  # type: ignore[override]
+    def values(self) -> ValuesView[int]:
         return self._values.values()
 
     def __len__(self) -> int:

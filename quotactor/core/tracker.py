@@ -4,12 +4,17 @@ A user tracker remembers, per running application, the group the application cou
 that it counts for no group): the link is set by the first increase that is applied and stays
 until the application is removed, so a later config change cannot move usage between groups.
 A group tracker remembers which user runs each of its applications.
+
+Every change is atomic: it either completes or, when any step raises, is undone whole before
+the exception leaves (see `Journal`). A caller that needs to keep a change revocable a little
+longer (a user tracker waiting for its group) passes a journal of its own and rolls it back.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar, Literal
 
+from quotactor.core.journal import Journal
 from quotactor.core.limits import Limit, LimitTable
 from quotactor.core.queue_path import ROOT, ancestors
 from quotactor.core.queue_tracker import QueueNode, Refusal
@@ -23,7 +28,7 @@ class TrackerState:
 
     __slots__ = ("name", "root")
 
-    kind: str = "tracker"
+    kind: ClassVar[Literal["user", "group"]]
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -80,20 +85,38 @@ class UserTrackerState(TrackerState):
         return False, None
 
     def increase(
-        self, parts: tuple[str, ...], app: str, usage: Resource, group: str | None
+        self, parts: tuple[str, ...], app: str, usage: Resource, group: str | None,
+        journal: Journal | None = None,
     ) -> None:
-        self.app_groups.setdefault(app, group)
-        self.app_paths.setdefault(app, set()).add(parts)
-        self.root.increase(parts, app, usage)
+        undo = Journal() if journal is None else journal
+        try:
+            if app not in self.app_groups:
+                undo.store(self.app_groups, app, group)
+            _link_path(self.app_paths, app, parts, undo)
+            self.root.increase(parts, app, usage, undo)
+        except BaseException:
+            if journal is None:
+                undo.rollback()
+            raise
 
-    def decrease(self, parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool) -> bool:
+    def decrease(
+        self, parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool,
+        journal: Journal | None = None,
+    ) -> bool:
         """Apply a decrease for a known app on a tracked path; False (no change) otherwise."""
-        if app not in self.app_groups or not self.root.decrease(parts, app, usage, remove_app):
+        if app not in self.app_groups:
             return False
-        if remove_app:
-            del self.app_groups[app]
-            for path in self.app_paths.pop(app):
-                self.root.remove_app(path, app)
+        undo = Journal() if journal is None else journal
+        try:
+            if not self.root.decrease(parts, app, usage, remove_app, undo):
+                return False
+            if remove_app:
+                undo.pop(self.app_groups, app)
+                _unlink_app(self.root, self.app_paths, app, undo)
+        except BaseException:
+            if journal is None:
+                undo.rollback()
+            raise
         return True
 
     def snapshot(self, table: LimitTable) -> dict[str, Any]:
@@ -130,19 +153,39 @@ class GroupTrackerState(TrackerState):
     def is_empty(self) -> bool:
         return self.root.is_empty() and not self.applications
 
-    def increase(self, parts: tuple[str, ...], app: str, usage: Resource, user: str) -> None:
-        self.applications.setdefault(app, user)
-        self.app_paths.setdefault(app, set()).add(parts)
-        self.root.increase(parts, app, usage)
+    def increase(
+        self, parts: tuple[str, ...], app: str, usage: Resource, user: str,
+        journal: Journal | None = None,
+    ) -> None:
+        undo = Journal() if journal is None else journal
+        try:
+            if app not in self.applications:
+                undo.store(self.applications, app, user)
+            _link_path(self.app_paths, app, parts, undo)
+            self.root.increase(parts, app, usage, undo)
+        except BaseException:
+            if journal is None:
+                undo.rollback()
+            raise
 
-    def decrease(self, parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool) -> bool:
+    def decrease(
+        self, parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool,
+        journal: Journal | None = None,
+    ) -> bool:
         """Apply a decrease for a known app on a tracked path; False (no change) otherwise."""
-        if app not in self.applications or not self.root.decrease(parts, app, usage, remove_app):
+        if app not in self.applications:
             return False
-        if remove_app:
-            del self.applications[app]
-            for path in self.app_paths.pop(app):
-                self.root.remove_app(path, app)
+        undo = Journal() if journal is None else journal
+        try:
+            if not self.root.decrease(parts, app, usage, remove_app, undo):
+                return False
+            if remove_app:
+                undo.pop(self.applications, app)
+                _unlink_app(self.root, self.app_paths, app, undo)
+        except BaseException:
+            if journal is None:
+                undo.rollback()
+            raise
         return True
 
     def snapshot(self, table: LimitTable) -> dict[str, Any]:
@@ -153,6 +196,24 @@ class GroupTrackerState(TrackerState):
             self.limit_lookup(table), table.group_limit_paths(self.name)
         )
         return out
+
+
+def _link_path(
+    app_paths: dict[str, set[tuple[str, ...]]], app: str, parts: tuple[str, ...],
+    journal: Journal,
+) -> None:
+    paths = app_paths.get(app)
+    if paths is None:
+        journal.store(app_paths, app, {parts})
+    else:
+        journal.add(paths, parts)
+
+
+def _unlink_app(
+    root: QueueNode, app_paths: dict[str, set[tuple[str, ...]]], app: str, journal: Journal
+) -> None:
+    for path in journal.pop(app_paths, app):
+        root.remove_app(path, app, journal)
 
 
 def new_state(kind: str, name: str) -> UserTrackerState | GroupTrackerState:

@@ -2,9 +2,12 @@
 
 Every operation is a message handled on the actor's own thread, one after the other, so each
 decision (an admission, a victim list) is taken on one consistent state and no lock is needed.
-A handler never raises: a refusal travels back to the caller as a `Failure` value, because
-pykka stops an actor whose `tell` handler raises, and a dead quota engine would refuse all
-pods. An optional ticker thread sends the over-use check periodically.
+An operation is a `Call`: a typed function of the manager, run on the actor's thread (what a
+pykka proxy call does, with the manager's own signatures checked by the type checker instead of
+a method name looked up at run time). A handler never raises: a refusal travels back to the
+caller as a `Failure` value, because pykka stops an actor whose `tell` handler raises, and a
+dead quota engine would refuse all pods. An optional ticker thread sends the over-use check
+periodically.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import pykka
 
@@ -21,25 +24,17 @@ from quotactor.elastic.manager import ElasticQuotaManager
 from quotactor.elastic.monitor import Clock, OveruseMonitor, OveruseReport
 from quotactor.logs import get_logger
 
-__all__ = ["Call", "CheckOveruse", "ElasticQuotaActor", "Failure", "OPERATIONS"]
+__all__ = ["Call", "CheckOveruse", "ElasticQuotaActor", "Failure"]
 
 log = get_logger()
-
-OPERATIONS = frozenset({
-    "add_pod", "admit", "assign_pod", "available", "over_runtime", "pod", "pods",
-    "preemption_victims", "quota_names", "remove", "remove_pod", "request", "reserve",
-    "revoke_list", "runtime", "set_total", "specs", "status", "statuses", "unassign_pod",
-    "upsert", "used", "view",
-})
-"""The manager methods callers may run through the actor."""
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
-class Call:
-    """Run one manager operation (one of `OPERATIONS`) on the actor's state."""
+class Call(Generic[R]):
+    """Run `operation(manager)` on the actor's thread; answered with its result."""
 
-    operation: str
-    args: tuple[Any, ...] = ()
+    operation: Callable[[ElasticQuotaManager], R]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,10 +87,7 @@ class ElasticQuotaActor(pykka.ThreadingActor):
     def on_receive(self, message: Any) -> Any:
         try:
             if isinstance(message, Call):
-                if message.operation not in OPERATIONS:
-                    raise ValueError(f"unknown elastic quota operation {message.operation!r}")
-                method = getattr(self.manager, message.operation)
-                return method(*message.args)
+                return message.operation(self.manager)
             if isinstance(message, CheckOveruse):
                 return self.check_overuse()
             raise ValueError(f"unexpected message {type(message).__name__}")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from quotactor.core.errors import QuotactorError
+
 __all__ = ["QuotaError"]
 
 
-class QuotaError(ValueError):
+class QuotaError(QuotactorError, ValueError):
     """A quota or pod change the engine refuses; nothing was changed.
 
     It is a `ValueError` because every refusal is about a value the caller gave (a spec that

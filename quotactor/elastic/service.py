@@ -10,10 +10,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import pykka
 
+from quotactor.actors.boundary import ask, translated
+from quotactor.core.errors import OperationFailed, QuotactorError
 from quotactor.core.resources import Resource
 from quotactor.elastic.actor import Call, CheckOveruse, ElasticQuotaActor, Failure
 from quotactor.elastic.admission import Admission
@@ -26,6 +28,7 @@ from quotactor.elastic.status import QuotaStatus
 __all__ = ["ElasticQuotaService"]
 
 DEFAULT_TIMEOUT = 30.0
+R = TypeVar("R")
 
 
 class ElasticQuotaService:
@@ -60,7 +63,7 @@ class ElasticQuotaService:
         with self._lock:
             actor, self._actor = self._actor, None
         if actor is not None:
-            actor.stop(block=True, timeout=self.timeout)
+            translated(lambda: actor.stop(block=True, timeout=self.timeout))
 
     def __enter__(self) -> ElasticQuotaService:
         return self
@@ -76,102 +79,91 @@ class ElasticQuotaService:
     # -- the manager's operations ------------------------------------------------------
 
     def upsert(self, spec: QuotaSpec) -> None:
-        self._call("upsert", spec)
+        self._call(lambda m: m.upsert(spec))
 
     def remove(self, name: str) -> None:
-        self._call("remove", name)
+        self._call(lambda m: m.remove(name))
 
     def set_total(self, total: Resource | Mapping[str, int]) -> None:
-        self._call("set_total", total)
+        self._call(lambda m: m.set_total(total))
 
     def add_pod(self, pod_id: str, quota: str | None, request: Resource | Mapping[str, int],
                 priority: int = 0, preemptible: bool = True) -> None:
-        self._call("add_pod", pod_id, quota, request, priority, preemptible)
+        self._call(lambda m: m.add_pod(pod_id, quota, request, priority, preemptible))
 
     def assign_pod(self, pod_id: str) -> None:
-        self._call("assign_pod", pod_id)
+        self._call(lambda m: m.assign_pod(pod_id))
 
     def unassign_pod(self, pod_id: str) -> None:
-        self._call("unassign_pod", pod_id)
+        self._call(lambda m: m.unassign_pod(pod_id))
 
     def remove_pod(self, pod_id: str) -> None:
-        self._call("remove_pod", pod_id)
+        self._call(lambda m: m.remove_pod(pod_id))
 
     def reserve(self, pod_id: str) -> Admission:
-        result: Admission = self._call("reserve", pod_id)
-        return result
+        return self._call(lambda m: m.reserve(pod_id))
 
     def admit(self, quota: str | None, request: Resource | Mapping[str, int],
               non_preemptible: bool = False) -> Admission:
-        result: Admission = self._call("admit", quota, request, non_preemptible)
-        return result
+        return self._call(lambda m: m.admit(quota, request, non_preemptible))
 
     def preemption_victims(self, pod_id: str, candidates: Iterable[str]) -> list[str]:
-        result: list[str] = self._call("preemption_victims", pod_id, tuple(candidates))
-        return result
+        chosen = tuple(candidates)
+        return self._call(lambda m: m.preemption_victims(pod_id, chosen))
 
     def revoke_list(self, name: str) -> list[str]:
-        result: list[str] = self._call("revoke_list", name)
-        return result
+        return self._call(lambda m: m.revoke_list(name))
 
     def over_runtime(self) -> list[str]:
-        result: list[str] = self._call("over_runtime")
-        return result
+        return self._call(lambda m: m.over_runtime())
 
     def runtime(self, name: str) -> Resource:
-        result: Resource = self._call("runtime", name)
-        return result
+        return self._call(lambda m: m.runtime(name))
 
     def request(self, name: str) -> Resource:
-        result: Resource = self._call("request", name)
-        return result
+        return self._call(lambda m: m.request(name))
 
     def used(self, name: str) -> Resource:
-        result: Resource = self._call("used", name)
-        return result
+        return self._call(lambda m: m.used(name))
 
     def available(self) -> Resource:
-        result: Resource = self._call("available")
-        return result
+        return self._call(lambda m: m.available())
 
     def status(self, name: str) -> QuotaStatus:
-        result: QuotaStatus = self._call("status", name)
-        return result
+        return self._call(lambda m: m.status(name))
 
     def statuses(self) -> list[QuotaStatus]:
-        result: list[QuotaStatus] = self._call("statuses")
-        return result
+        return self._call(lambda m: m.statuses())
 
     def specs(self) -> list[QuotaSpec]:
-        result: list[QuotaSpec] = self._call("specs")
-        return result
+        return self._call(lambda m: m.specs())
 
     def pods(self, quota: str | None = None) -> list[Pod]:
-        result: list[Pod] = self._call("pods", quota)
-        return result
+        return self._call(lambda m: m.pods(quota))
 
     def pod(self, pod_id: str) -> Pod:
-        result: Pod = self._call("pod", pod_id)
-        return result
+        return self._call(lambda m: m.pod(pod_id))
 
     def view(self) -> dict[str, Any]:
         """The quota tree as a JSON-able dict (the REST view)."""
-        result: dict[str, Any] = self._call("view")
-        return result
+        return self._call(lambda m: m.view())
 
     def check_overuse(self) -> list[OveruseReport]:
         """Run one over-use check now (tests drive the monitor's clock and call this)."""
         result: list[OveruseReport] = self._ask(CheckOveruse())
         return result
 
-    def _call(self, operation: str, *args: Any) -> Any:
-        return self._ask(Call(operation, args))
+    def _call(self, operation: Callable[[ElasticQuotaManager], R]) -> R:
+        result: R = self._ask(Call(operation))
+        return result
 
     def _ask(self, message: Any) -> Any:
-        actor = self._actor
-        if actor is None:
-            raise RuntimeError("the elastic quota service is stopped")
-        result = actor.ask(message, timeout=self.timeout)
+        """One ask through the library's exception boundary; a refusal raises its
+        `QuotaError` here."""
+        result = ask(self._actor, message, self.timeout)
         if isinstance(result, Failure):
-            raise result.error
+            error = result.error
+            if isinstance(error, QuotactorError):
+                raise error
+            raise OperationFailed(f"{type(error).__name__}: {error}") from error
         return result

@@ -19,6 +19,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 import pykka
 
+from quotactor.actors.boundary import ask, translated
 from quotactor.quotatree._cache import TreeCache, TreeCacheCreateResponse
 from quotactor.quotatree._consumer_info import ConsumerInfo
 from quotactor.quotatree._jsondoc import JsonSource
@@ -35,24 +36,6 @@ Accept = Callable[[AllocationResponse], bool]
 P = ParamSpec("P")
 R = TypeVar("R")
 
-# Manager methods a message may call: everything public except `tree_cache`, which would hand
-# the actor's live cache object to another thread (see `RemoteTreeCache`).
-_MANAGER_METHODS = frozenset({
-    "mode", "set_mode", "mode_string", "add_tree_by_name", "add_tree_from_json",
-    "delete_tree", "tree_names", "update_tree", "add_consumer", "remove_consumer",
-    "consumer_ids", "consumer_info", "allocate", "try_allocate", "undo_allocate",
-    "deallocate", "is_allocated", "allocated_node", "add_forest", "delete_forest",
-    "add_tree_to_forest", "delete_tree_from_forest", "forest_names", "forest_tree_names",
-    "allocate_forest", "try_allocate_forest", "undo_allocate_forest", "deallocate_forest",
-    "is_allocated_forest", "update_forest", "update_all", "tree_state", "dump",
-})
-_CACHE_METHODS = frozenset({
-    "resource_names", "add_resource_name", "add_resource_names", "delete_resource_name",
-    "add_tree_info_from_json", "node_names", "node_spec", "add_node_spec", "add_node_specs",
-    "add_node_specs_from_json", "delete_node", "rename_node", "renamed_node", "clear",
-})
-
-
 @dataclass(frozen=True, slots=True)
 class TrialOutcome:
     """The response of a try, and whether it was kept (accepted) or undone."""
@@ -63,15 +46,21 @@ class TrialOutcome:
 
 @dataclass(frozen=True, slots=True)
 class _Call:
-    method: str
+    """Run `function(manager, *args, **kwargs)`: a `QuotaManager` method, passed as the function
+    itself (typed where the facade builds the message), never looked up by name."""
+
+    function: Callable[..., Any]
     args: tuple[Any, ...]
     kwargs: Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
 class _CacheEdit:
+    """Run a `TreeCache` method on the cache of `tree_name`, inside the actor (the cache itself
+    never leaves it)."""
+
     tree_name: str
-    method: str
+    function: Callable[..., Any]
     args: tuple[Any, ...]
     kwargs: Mapping[str, Any]
 
@@ -94,11 +83,11 @@ class QuotaManagerActor(pykka.ThreadingActor):
         self._manager = manager if manager is not None else QuotaManager()
 
     def on_receive(self, message: Any) -> Any:
-        if isinstance(message, _Call) and message.method in _MANAGER_METHODS:
-            return getattr(self._manager, message.method)(*message.args, **message.kwargs)
-        if isinstance(message, _CacheEdit) and message.method in _CACHE_METHODS:
+        if isinstance(message, _Call):
+            return message.function(self._manager, *message.args, **message.kwargs)
+        if isinstance(message, _CacheEdit):
             cache = self._manager.tree_cache(message.tree_name)
-            return getattr(cache, message.method)(*message.args, **message.kwargs)
+            return message.function(cache, *message.args, **message.kwargs)
         if isinstance(message, _Trial):
             return self._trial(message)
         raise TypeError(f"{type(self).__name__} cannot handle {message!r}")
@@ -147,7 +136,7 @@ class SharedQuotaManager:
         """Stop the actor this facade started; safe to call twice."""
         ref, self._ref = self._ref, None
         if ref is not None:
-            ref.stop(block=True, timeout=self.timeout)
+            translated(lambda: ref.stop(block=True, timeout=self.timeout))
 
     @property
     def running(self) -> bool:
@@ -161,15 +150,13 @@ class SharedQuotaManager:
         self.stop()
 
     def _ask(self, message: Any) -> Any:
-        ref = self._ref
-        if ref is None:
-            raise RuntimeError("this SharedQuotaManager is stopped")
-        return ref.ask(message, timeout=self.timeout)
+        """One ask through the library's exception boundary (`QuotaTreeError` passes as is)."""
+        return ask(self._ref, message, self.timeout)
 
     def _call(self, method: Callable[Concatenate[QuotaManager, P], R], *args: P.args,
               **kwargs: P.kwargs) -> R:
         """Run `QuotaManager.<method>(*args)` in the actor; typed by the manager's method."""
-        return cast(R, self._ask(_Call(method.__name__, args, kwargs)))
+        return cast(R, self._ask(_Call(method, args, kwargs)))
 
     # -- atomic try/undo --------------------------------------------------------------------
 
@@ -307,7 +294,7 @@ class RemoteTreeCache:
     def _edit(self, method: Callable[Concatenate[TreeCache, P], R], *args: P.args,
               **kwargs: P.kwargs) -> R:
         """Run `TreeCache.<method>(*args)` on this tree's cache in the actor."""
-        edit = _CacheEdit(self.tree_name, method.__name__, args, kwargs)
+        edit = _CacheEdit(self.tree_name, method, args, kwargs)
         return cast(R, self._manager._ask(edit))
 
     def resource_names(self) -> tuple[str, ...]:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from quotactor.core.errors import QuotactorError
+
 __all__ = ["QuotaTreeError"]
 
 
-class QuotaTreeError(ValueError):
+class QuotaTreeError(QuotactorError, ValueError):
     """A malformed tree or consumer spec, or an unknown tree, forest or consumer name.
 
     Raised before anything changes: a call that raises leaves the manager as it was. Refusals

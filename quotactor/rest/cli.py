@@ -52,7 +52,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def _admin_token(args: argparse.Namespace) -> str | None:
     path: Path | None = args.admin_token_file
     if path is None:
-        return os.environ.get(TOKEN_ENV) or None
+        return os.environ.get(TOKEN_ENV, "").strip() or None
     if path.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO):
         log.warning("serve.token_file_readable_by_others", path=str(path))
     token = path.read_text(encoding="utf-8").strip()

@@ -79,7 +79,8 @@ def get_config(
         managers = [manager_for(request, partition)]
     else:
         managers = list(rest_state(request).managers.values())
-    sources = sorted({m.config.source for m in managers if m.config is not None})
+    configs = [m.config for m in managers]
+    sources = sorted({c.source for c in configs if c is not None and c.source is not None})
     if not sources:
         raise ApiError(404, "No config loaded", "the partitions run without a loaded config")
     if len(sources) > 1:

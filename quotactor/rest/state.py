@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-import pykka
 from fastapi import Request
 
+from quotactor.core.errors import OperationTimeout
 from quotactor.rest.coalesce import Coalescer
 from quotactor.rest.errors import ApiError
 from quotactor.ugm import UserGroupManager
@@ -41,7 +41,11 @@ class RestSettings:
     snapshot_interval: float = 0.05
 
     def __post_init__(self) -> None:
-        if self.admin_token is not None and not self.admin_token.strip():
+        if self.admin_token is not None:
+            # Presented tokens are stripped, so the configured one is too: a token read from
+            # an environment variable or a file often ends in a newline.
+            object.__setattr__(self, "admin_token", self.admin_token.strip())
+        if self.admin_token is not None and not self.admin_token:
             raise ValueError("an admin token must not be empty or blank")
         if self.max_body_bytes < 1:
             raise ValueError("max_body_bytes must be positive")
@@ -81,6 +85,6 @@ def call_facade(call: Callable[[], T]) -> T:
     """Run a blocking facade call; a manager stopping under us is a 503, not a 500."""
     try:
         return call()
-    except (RuntimeError, pykka.ActorDeadError, pykka.Timeout) as exc:
+    except (RuntimeError, OperationTimeout) as exc:  # ManagerClosed, OperationFailed, timeouts
         raise ApiError(503, "Partition unavailable",
                        f"the partition's manager did not answer: {exc}") from exc

@@ -58,6 +58,7 @@ class Accounting:
         if not decision.ok:
             if not enforce:
                 raise RuntimeError(f"recovery increase refused: {decision.refusal}")
+            assert decision.refusal is not None  # a refused Decision always says why
             return Wait.from_refusal(decision.refusal, "")
         if enforce:
             wait = _queue_refusal(app, resource, newly)

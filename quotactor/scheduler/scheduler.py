@@ -85,8 +85,10 @@ class Scheduler:
             partition.ugm.stop()
 
     def _add_partition(self, spec: PartitionSpec) -> None:
+        # Cycles call the manager in a tight loop, usually from the main thread, and the
+        # scheduler's own state is not interrupt-safe either: skip the relay's thread handoff.
         ugm = UserGroupManager.start(spec.limits, partition=spec.name,
-                                     timeout=self.options.ugm_timeout)
+                                     timeout=self.options.ugm_timeout, main_thread_relay=False)
         self._partitions[spec.name] = Partition(spec, ugm, self.clock, self.options)
 
     def _partition(self, name: str) -> Partition:

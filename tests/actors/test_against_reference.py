@@ -40,7 +40,8 @@ op = st.tuples(
 def test_every_answer_and_snapshot_matches_the_reference_model(ops) -> None:
     ref = ReferenceTracking(TABLE)
     with UserGroupManager.start(TABLE, timeout=20.0) as ugm:
-        for kind, queue, app, user, usage in ops:
+        for kind, queue, app_name, user, usage in ops:
+            app = f"{user.user}-{app_name}"  # ids are unique in a partition (test_app_ids.py)
             parts = parse_queue_path(queue)
             if kind == "inc":
                 want = ref.increase(parts, app, Resource(usage), user) is None

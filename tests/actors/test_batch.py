@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-import threading
+from functools import partial
 
 import pytest
 from hypothesis import given, settings
@@ -71,7 +71,7 @@ def test_one_invalid_item_rejects_the_whole_batch(ugm: UserGroupManager) -> None
 
 
 @pytest.mark.timeout(120)
-def test_concurrent_batches_keep_limits_and_balance(start_ugm) -> None:
+def test_concurrent_batches_keep_limits_and_balance(start_ugm, run_concurrently) -> None:
     table = LimitTable({
         "root": [L(users=("*",), max_resources={"m": 40}),
                  L(groups=("g0", "g1"), max_resources={"m": 100}, max_applications=30)],
@@ -100,12 +100,7 @@ def test_concurrent_batches_keep_limits_and_balance(start_ugm) -> None:
                     mine.append(c)
                     held[seed][c.user.user] = held[seed].get(c.user.user, 0) + c.usage["m"]
 
-    threads = [threading.Thread(target=worker, args=(s,)) for s in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=100)
-    assert not any(t.is_alive() for t in threads)
+    run_concurrently([partial(worker, s) for s in range(6)])
     for user in users:
         want = sum(h.get(user.user, 0) for h in held)
         assert (ugm.get_user_resources(user.user) or {}).get("m", 0) == want

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from functools import partial
 
 import pytest
 
@@ -82,7 +83,7 @@ def test_start_refuses_an_invalid_config_and_leaves_no_actor() -> None:
 
 
 @pytest.mark.timeout(120)
-def test_yaml_configs_flipping_under_load_never_mix(start_ugm) -> None:
+def test_yaml_configs_flipping_under_load_never_mix(start_ugm, run_concurrently) -> None:
     """Config A refuses by the user limit, config B by the group limit; a mix would accept."""
     user_tight = """
 partitions:
@@ -99,10 +100,9 @@ partitions:
     group_tight = user_tight.replace('"4"', '"1000000"').replace(
         group_line % "1000000", group_line % "4")
     ugm = start_ugm(user_tight)
-    stop = threading.Event()
     flips = [0]
 
-    def flipper() -> None:
+    def flipper(stop: threading.Event) -> None:
         while not stop.is_set():
             ugm.update_config(group_tight if flips[0] % 2 == 0 else user_tight)
             flips[0] += 1
@@ -118,14 +118,6 @@ partitions:
                 accepted.append(i)
             i += 1
 
-    threads = [threading.Thread(target=flipper)] + [
-        threading.Thread(target=worker, args=(s,)) for s in range(3)]
-    for t in threads[1:]:
-        t.start()
-    threads[0].start()
-    for t in threads[1:]:
-        t.join(timeout=100)
-    stop.set()
-    threads[0].join(timeout=30)
+    run_concurrently([partial(worker, s) for s in range(3)], background=[flipper])
     assert flips[0] >= 20
     assert accepted == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import threading
 from collections import Counter
+from functools import partial
 
 import pytest
 
@@ -37,15 +38,16 @@ def _violations(node: dict) -> list[str]:
 
 
 @pytest.mark.timeout(120)
-def test_racing_increases_never_break_a_limit_and_usage_balances(start_ugm) -> None:
+def test_racing_increases_never_break_a_limit_and_usage_balances(
+    start_ugm, run_concurrently,
+) -> None:
     ugm = start_ugm(TIGHT)
     users = [UserGroup(f"u{i}", [f"g{i % 3}"]) for i in range(6)]
     ledgers: list[Counter] = [Counter() for _ in range(8)]
     refused = [0] * 8
-    stop = threading.Event()
     seen: list[str] = []
 
-    def monitor() -> None:
+    def monitor(stop: threading.Event) -> None:
         while not stop.is_set():
             for snap in ugm.users_usage() + ugm.groups_usage():
                 seen.extend(_violations(snap["queues"]))
@@ -67,16 +69,7 @@ def test_racing_increases_never_break_a_limit_and_usage_balances(start_ugm) -> N
             else:
                 refused[seed] += 1
 
-    watcher = threading.Thread(target=monitor)
-    watcher.start()
-    threads = [threading.Thread(target=worker, args=(s,)) for s in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=100)
-    stop.set()
-    watcher.join(timeout=30)
-    assert not any(t.is_alive() for t in threads)
+    run_concurrently([partial(worker, s) for s in range(8)], background=[monitor])
     assert seen == [], seen[:5]
     assert sum(refused) > 100, "limits were not tight enough to race"
     total = sum(ledgers, Counter())
@@ -88,17 +81,16 @@ def test_racing_increases_never_break_a_limit_and_usage_balances(start_ugm) -> N
 
 
 @pytest.mark.timeout(120)
-def test_no_decision_mixes_limits_from_two_configs(start_ugm) -> None:
+def test_no_decision_mixes_limits_from_two_configs(start_ugm, run_concurrently) -> None:
     """Each table alone refuses every increase; only a user/group mix would accept one."""
     user_tight = LimitTable({"root.a": [L(users=("*",), max_resources={"m": 4}),
                                         L(groups=("dev",), max_resources={"m": 10**6})]})
     group_tight = LimitTable({"root.a": [L(users=("*",), max_resources={"m": 10**6}),
                                          L(groups=("dev",), max_resources={"m": 4})]})
     ugm = start_ugm(user_tight)
-    stop = threading.Event()
     flips = [0]
 
-    def flipper() -> None:
+    def flipper(stop: threading.Event) -> None:
         while not stop.is_set():
             ugm.update_config(group_tight if flips[0] % 2 == 0 else user_tight)
             flips[0] += 1
@@ -114,14 +106,6 @@ def test_no_decision_mixes_limits_from_two_configs(start_ugm) -> None:
                 accepted.append((seed, i))
             i += 1
 
-    flip = threading.Thread(target=flipper)
-    flip.start()
-    threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=100)
-    stop.set()
-    flip.join(timeout=30)
+    run_concurrently([partial(worker, s) for s in range(4)], background=[flipper])
     assert flips[0] >= 30, "the config must flip while increases run"
     assert accepted == []

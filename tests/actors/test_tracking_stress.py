@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import random
-import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import partial
 
 import pytest
 
@@ -31,34 +31,31 @@ class App:
     running: bool = False
 
 
-def _worker(ugm, seed: int, users: list[UserGroup], apps: dict[str, App], errors: list) -> None:
+def _worker(ugm, seed: int, users: list[UserGroup], apps: dict[str, App]) -> None:
     rng = random.Random(seed)
-    try:
-        for step in range(700):
-            name = f"t{seed}-app{rng.randrange(12)}"
-            app = apps.get(name)
-            if app is None or (not app.running and rng.random() < 0.5):
-                app = apps[name] = App(rng.choice(users), rng.choice(QUEUES))
-            roll = rng.random()
-            if roll < 0.55 or not app.running:
-                delta = {"memory": rng.randint(1, 100), "vcore": rng.randint(0, 3) * 100}
-                assert ugm.increase_tracked_resource(app.queue, name, delta, app.user)
-                app.running = True
-                for k, v in delta.items():
-                    app.usage[k] = app.usage.get(k, 0) + v
-            elif roll < 0.8:
-                part = {k: rng.randint(0, v) for k, v in app.usage.items()}
-                ugm.decrease_tracked_resource(app.queue, name, part, app.user)
-                for k, v in part.items():
-                    app.usage[k] -= v
-            else:
-                ugm.decrease_tracked_resource(app.queue, name, app.usage, app.user,
-                                              remove_app=True)
-                app.usage, app.running = {}, False
-            if step % 97 == 0:
-                ugm.users_usage()
-    except Exception as exc:  # surfaced by the test thread
-        errors.append(exc)
+    for step in range(700):
+        name = f"t{seed}-app{rng.randrange(12)}"
+        app = apps.get(name)
+        if app is None or (not app.running and rng.random() < 0.5):
+            app = apps[name] = App(rng.choice(users), rng.choice(QUEUES))
+        roll = rng.random()
+        if roll < 0.55 or not app.running:
+            delta = {"memory": rng.randint(1, 100), "vcore": rng.randint(0, 3) * 100}
+            assert ugm.increase_tracked_resource(app.queue, name, delta, app.user)
+            app.running = True
+            for k, v in delta.items():
+                app.usage[k] = app.usage.get(k, 0) + v
+        elif roll < 0.8:
+            part = {k: rng.randint(0, v) for k, v in app.usage.items()}
+            ugm.decrease_tracked_resource(app.queue, name, part, app.user)
+            for k, v in part.items():
+                app.usage[k] -= v
+        else:
+            ugm.decrease_tracked_resource(app.queue, name, app.usage, app.user,
+                                          remove_app=True)
+            app.usage, app.running = {}, False
+        if step % 97 == 0:
+            ugm.users_usage()
 
 
 def _expected(apps: dict[str, App], key) -> dict[str, dict[str, tuple[dict, set]]]:
@@ -90,7 +87,7 @@ def _flatten(node: dict, into: dict[str, tuple[dict, set]]) -> None:
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("warm", [0, 2, manager_module.WARM_TRACKERS])
 def test_concurrent_updates_with_cleanup_keep_usage_equal_to_live_allocations(
-    start_ugm, monkeypatch, warm: int
+    start_ugm, monkeypatch, run_concurrently, warm: int
 ) -> None:
     """With no warm trackers (every retired tracker stopped), a few (reuse and eviction), and
     the default (reuse only)."""
@@ -99,17 +96,8 @@ def test_concurrent_updates_with_cleanup_keep_usage_equal_to_live_allocations(
     rng = random.Random(7)
     users = [UserGroup(f"u{i}", rng.sample(GROUPS, rng.randint(0, 2))) for i in range(24)]
     apps_per_thread: list[dict[str, App]] = [{} for _ in range(6)]
-    errors: list[Exception] = []
-    threads = [
-        threading.Thread(target=_worker, args=(ugm, seed, users, apps_per_thread[seed], errors))
-        for seed in range(6)
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=100)
-    assert not any(t.is_alive() for t in threads)
-    assert errors == []
+    run_concurrently([partial(_worker, ugm, seed, users, apps_per_thread[seed])
+                      for seed in range(6)])
 
     apps = {name: app for part in apps_per_thread for name, app in part.items()}
     links = {}

@@ -45,13 +45,19 @@ def test_the_node_tree_is_freed_before_the_collector_resumes(young_counts: list[
     assert max(young_counts) < 15 * LIMITS, young_counts
 
 
-def test_loading_restores_the_collector_as_it_found_it() -> None:
+def test_a_load_leaves_the_collector_alone_unless_asked(young_counts: list[int]) -> None:
+    """A library call must not switch the process-wide collector off: collections go on
+    during a default load; only `pause_collector=True` holds them, and restores the switch."""
+    load_config(_config(LIMITS))
+    assert len(young_counts) > 1, "the collector was switched off during the load"
     assert gc.isenabled()
-    load_config(_config(10))
+    young_counts.clear()
+    load_config(_config(LIMITS), pause_collector=True)
+    assert len(young_counts) <= 1  # the one collection when it resumes
     assert gc.isenabled()
     gc.disable()
     try:
-        load_config(_config(10))
+        load_config(_config(10), pause_collector=True)
         assert not gc.isenabled()
     finally:
         gc.enable()

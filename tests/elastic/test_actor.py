@@ -96,9 +96,10 @@ def test_messages_told_to_the_actor_never_kill_it() -> None:
     actor = ElasticQuotaActor.start()
     try:
         actor.tell("junk")
-        actor.tell(Call("remove", ("ghost",)))
-        actor.tell(Call("__init__", ()))
-        assert "koordinator-root-quota" in actor.ask(Call("quota_names"), timeout=10)
+        actor.tell(Call(lambda manager: manager.remove("ghost")))
+        actor.tell(Call(lambda manager: 1 / 0))
+        assert "koordinator-root-quota" in actor.ask(
+            Call(lambda manager: manager.quota_names()), timeout=10)
         assert actor.is_alive()
     finally:
         actor.stop(timeout=10)

@@ -27,8 +27,9 @@ def shared(seed_example) -> Iterator[str]:
     manager = UserGroupManager.start(TESTER_AT_ROOT_TEST, timeout=20.0)
     try:
         seed_example(manager)
-        for user in ODD_NAMES:
-            assert manager.increase_tracked_resource("root.q", "app-x", {"m": 1}, UserGroup(user))
+        for i, user in enumerate(ODD_NAMES):  # application ids are unique in a partition
+            assert manager.increase_tracked_resource("root.q", f"app-{i}", {"m": 1},
+                                                     UserGroup(user))
         server = start_rest_server({"default": manager})
         try:
             yield server.url

@@ -4,19 +4,37 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-import pykka
 import pytest
 
-from quotactor import UserGroup
-from quotactor.actors import user_tracker
-from quotactor.actors._pool import PooledActor, WorkerPool, call, deliver, live_actors, stop_now
+from quotactor import OperationTimeout, UserGroup
 from quotactor.actors.messages import Ticket
+from quotactor.actors.runtime import (
+    Actor,
+    WorkerPool,
+    call,
+    deliver,
+    live_actors,
+    stop,
+    stop_now,
+    submit,
+)
+from quotactor.core.errors import ActorStopped
 from quotactor.core.limits import LimitEntry, LimitTable
+
+T = TypeVar("T")
+
+
+def off_main(fn: Callable[[], T]) -> T:
+    """Run `fn` on a thread that is not the main one (where senders may run handlers)."""
+    with ThreadPoolExecutor(1) as executor:
+        return executor.submit(fn).result(WAIT)
 
 WAIT = 10.0
 
@@ -38,18 +56,18 @@ class Append:
 class Nested:
     """Call `inner` with `message` from inside this actor's handler."""
 
-    inner: pykka.ActorRef[Any]
+    inner: Actor
     message: Any
 
 
-class Recorder(PooledActor):
+class Recorder(Actor):
     """Records what it handled and on which thread."""
 
     def __init__(self, pool: WorkerPool) -> None:
         super().__init__(pool)
         self.seen: list[tuple[Any, str]] = []
 
-    def on_receive(self, message: Any) -> Any:
+    def handle(self, message: Any) -> Any:
         thread = threading.current_thread().name
         if isinstance(message, Block):
             message.started.set()
@@ -78,22 +96,22 @@ def pool() -> Iterator[WorkerPool]:
 
 @pytest.fixture
 def started(pool: WorkerPool) -> Iterator[Any]:
-    refs: list[pykka.ActorRef[Any]] = []
+    refs: list[Actor] = []
 
-    def start(cls: type[Recorder] = Recorder) -> pykka.ActorRef[Any]:
-        ref = cls.start(pool)
+    def start(cls: type[Recorder] = Recorder) -> Actor:
+        ref = cls(pool)
         refs.append(ref)
         return ref
 
     yield start
     for ref in refs:
         if ref.is_alive():
-            ref.stop(timeout=WAIT)
+            stop(ref).get(WAIT)
     assert live_actors().get("Recorder", 0) == 0
     assert live_actors().get("NeverWaits", 0) == 0
 
 
-def hold(ref: pykka.ActorRef[Any], message_for: Any = None) -> tuple[threading.Thread,
+def hold(ref: Actor, message_for: Any = None) -> tuple[threading.Thread,
                                                                      threading.Event]:
     """Occupy `ref` from another thread (through `message_for(block)` if given)."""
     began, release = threading.Event(), threading.Event()
@@ -107,9 +125,26 @@ def hold(ref: pykka.ActorRef[Any], message_for: Any = None) -> tuple[threading.T
 
 def test_an_idle_actor_runs_on_the_callers_thread(started: Any) -> None:
     ref = started()
-    assert call(ref, "where", WAIT) == threading.current_thread().name
-    deliver(ref, Append(1))
-    assert call(ref, "seen", WAIT) == [(1, threading.current_thread().name)]
+
+    def sender() -> tuple[str, Any, str]:
+        where = call(ref, "where", WAIT)
+        deliver(ref, Append(1))
+        return where, call(ref, "seen", WAIT), threading.current_thread().name
+
+    where, seen, me = off_main(sender)
+    assert where == me
+    assert seen == [(1, me)]
+
+
+def test_the_main_thread_never_runs_a_handler(started: Any) -> None:
+    """Signal handlers' exceptions land on the main thread: it only queues and waits."""
+    ref = started()
+    assert call(ref, "where", WAIT).startswith("quotactor-test")
+    for value in range(20):
+        deliver(ref, Append(value))
+    seen = call(ref, "seen", WAIT)
+    assert [value for value, _ in seen] == list(range(20))  # in the order sent
+    assert all(thread.startswith("quotactor-test") for _, thread in seen)
 
 
 def test_messages_to_a_busy_actor_wait_in_order_and_the_holder_runs_them(started: Any) -> None:
@@ -117,10 +152,10 @@ def test_messages_to_a_busy_actor_wait_in_order_and_the_holder_runs_them(started
     holder, release = hold(ref)
     for value in range(5):
         deliver(ref, Append(value))
-    where = ref.ask("where", block=False)
+    where = submit(ref, "where")
     release.set()
     holder.join(WAIT)
-    assert where.get(timeout=WAIT) == "holder"
+    assert where.get(WAIT) == "holder"
     assert call(ref, "seen", WAIT) == [(v, "holder") for v in range(5)]
 
 
@@ -153,12 +188,12 @@ def test_a_failing_call_raises_to_the_caller_and_the_actor_lives_on(started: Any
         call(ref, "fail", WAIT)
     deliver(ref, "fail")  # a failing tell is logged, not fatal
     holder, release = hold(ref)
-    queued = ref.ask("fail", block=False)
+    queued = submit(ref, "fail")
     release.set()
     holder.join(WAIT)
     with pytest.raises(ValueError):
-        queued.get(timeout=WAIT)
-    assert call(ref, "where", WAIT) == threading.current_thread().name
+        queued.get(WAIT)
+    assert off_main(lambda: call(ref, "where", WAIT)) != "holder"
 
 
 def test_stop_now_stops_an_idle_actor_at_once_and_a_busy_one_after_its_queue(
@@ -167,30 +202,30 @@ def test_stop_now_stops_an_idle_actor_at_once_and_a_busy_one_after_its_queue(
     idle = started()
     stop_now(idle)
     assert not idle.is_alive()
-    with pytest.raises(pykka.ActorDeadError):
+    with pytest.raises(ActorStopped):
         call(idle, "where", WAIT)
 
     busy = started()
     holder, release = hold(busy)
     deliver(busy, Append("before the stop"))
     stop_now(busy)
-    late = busy.ask("where", block=False)
+    late = submit(busy, "where")
     release.set()
     holder.join(WAIT)
-    with pytest.raises(pykka.ActorDeadError):
-        late.get(timeout=WAIT)
+    with pytest.raises(ActorStopped):
+        late.get(WAIT)
     assert not busy.is_alive()
 
 
 def test_a_stopped_actor_is_freed_without_the_cyclic_collector(pool: WorkerPool) -> None:
     """At 100k trackers a full collection takes seconds: retiring must not leave cycles."""
-    ref = Recorder.start(pool)
+    ref = Recorder(pool)
     call(ref, Append("work"), WAIT)
-    actor = weakref.ref(ref.actor_inbox._actor)
+    actor = weakref.ref(ref)
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        stop_now(ref)
+        stop(ref).get(WAIT)
         del ref
         assert actor() is None
     finally:
@@ -233,20 +268,59 @@ def test_a_ticket_is_settled_once_by_whoever_comes_first() -> None:
     assert not abandoned.take()
 
 
+def test_a_wait_honours_the_callers_timeout(started: Any) -> None:
+    ref = started()
+    holder, release = hold(ref)
+    try:
+        with pytest.raises(OperationTimeout):
+            call(ref, "where", 0.05)
+    finally:
+        release.set()
+        holder.join(WAIT)
+
+
 def test_a_user_tracker_that_gives_up_on_a_wedged_group_changes_nothing(
-    start_ugm: Any, monkeypatch: pytest.MonkeyPatch,
+    start_ugm: Any,
 ) -> None:
-    monkeypatch.setattr(user_tracker, "GROUP_TIMEOUT", 0.2)
+    """The user tracker waits for its group no longer than the caller's timeout (not a fixed
+    30 s) and then refuses the increase whole."""
     ugm = start_ugm(LimitTable({"root": [LimitEntry(groups=("dev",), max_resources={"m": 100})]}))
+    ugm.timeout = 0.3
     sue = UserGroup("sue", ["dev"])
     assert ugm.increase_tracked_resource("root.a", "app1", {"m": 1}, sue)
-    manager = ugm._manager.actor_inbox._actor
-    group = manager.groups["dev"].ref.actor_inbox._claim()  # wedge the group tracker
-    assert group is not None
-    decision = ugm.decide_increase("root.a", "app2", {"m": 1}, sue)
-    assert not decision.ok and decision.refusal == "group tracker did not answer in time"
-    group._finish(64)  # the group wakes up, finds the increase abandoned, applies nothing
+    group = ugm._manager.groups["dev"].ref
+    assert off_main(group._claim)  # wedge the group tracker: claimed, and nobody runs it
+    began = time.monotonic()
+    try:
+        with pytest.raises(OperationTimeout, match="did not answer in time"):
+            off_main(lambda: ugm.decide_increase("root.a", "app2", {"m": 1}, sue))
+    finally:
+        group._finish(64)  # it wakes up, finds the increase abandoned, applies nothing
+    assert time.monotonic() - began < 5.0
+    ugm.timeout = 20.0
     assert ugm.get_group_resources("dev") == {"m": 1}
     assert ugm.get_user_resources("sue") == {"m": 1}
     assert ugm.increase_tracked_resource("root.a", "app3", {"m": 1}, sue)
     assert ugm.get_group_resources("dev") == {"m": 2}
+
+
+@pytest.mark.parametrize("relay", [True, False])
+def test_main_thread_calls_run_on_the_relay_unless_the_host_opts_out(
+    relay: bool, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from quotactor.core.tracker import UserTrackerState
+    from quotactor.ugm import UserGroupManager
+
+    threads: list[str] = []
+    real = UserTrackerState.increase
+
+    def increase(self: UserTrackerState, *args: Any, **kwargs: Any) -> None:
+        threads.append(threading.current_thread().name)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(UserTrackerState, "increase", increase)
+    with UserGroupManager.start(main_thread_relay=relay) as ugm:
+        assert ugm.increase_tracked_resource("root.a", "app", {"m": 1}, UserGroup("sue"))
+    assert live_actors() == {}
+    [thread] = threads
+    assert thread.startswith("quotactor-relay") if relay else thread == "MainThread"

@@ -1,14 +1,24 @@
-"""From whatever a caller hands us as a configuration to the limit table of one partition."""
+"""From whatever a caller hands us as a configuration to the limit table of one partition.
+
+It sits beside the config it reads: the core's `LimitTable` knows nothing of YAML or of the
+config model, and the actors only receive the finished table.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from quotactor.config.entries import limit_entries
+from quotactor.config.errors import ConfigError
+from quotactor.config.loader import load_config
+from quotactor.config.model import SchedulerConfig
 from quotactor.core.limits import EMPTY_TABLE, LimitEntry, LimitTable
 
 
-def limit_table(source: Any, partition: str) -> tuple[Any, LimitTable]:
+def limit_table(
+    source: Any, partition: str, pause_collector: bool = False
+) -> tuple[SchedulerConfig | None, LimitTable]:
     """Return (loaded config or None, table) for `source`; raises `ConfigError` if invalid.
 
     `source` is None (no limits), a `LimitTable`, a mapping `queue path -> [LimitEntry]` (the
@@ -23,9 +33,7 @@ def limit_table(source: Any, partition: str) -> tuple[Any, LimitTable]:
         for v in source.values()
     ):
         return None, LimitTable(source)
-    from quotactor.config import ConfigError, limit_entries, load_config
-
-    loaded = load_config(source)
+    loaded = load_config(source, pause_collector=pause_collector)
     part = loaded.partition(partition)
     if part is None:
         raise ConfigError(reason=f"the config has no partition named {partition!r}",

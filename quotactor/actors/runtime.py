@@ -1,0 +1,451 @@
+"""The trackers' and the manager's runtime: actors on a small pool of threads, or run inline.
+
+A thread per tracker costs ~24 KiB and a thread start per new user, so trackers are actors of
+this small runtime, not pykka actors: each has an inbox, and a `WorkerPool` thread runs the
+actors that have messages. Handing a message to another thread is the expensive part of a call
+under the GIL (40-55 µs against ~15 µs for a decision), so a sender that finds the actor idle
+claims it and runs the handler on its own thread.
+
+Invariants (every change to this module must keep them):
+
+1. One thread at a time runs an actor: the one holding its claim (`_busy`), taken under the
+   actor's lock by a sender (`_claim`) or by whoever makes an idle actor's inbox non-empty
+   (that thread hands the actor to its pool). Messages are handled one at a time, in order.
+2. No claim is taken, and no handler runs, on the main thread. The main thread is the only one
+   on which Python raises the exceptions of signal handlers (`KeyboardInterrupt`, an alarm's
+   exception): between any two bytecodes, including inside a `finally`. A caller on the main
+   thread therefore only puts a job on a pool's queue (one C call: it happened or it did not)
+   and waits for its reply; the interrupt can land in the wait, never in a claim, a handler or
+   a release, and the job runs to its end on the pool. (`unguarded` waives this, explicitly,
+   for a host that prefers speed.)
+3. A claim is released in the `finally` of the frame that took it, and a release hands the
+   actor to its pool when messages arrived meanwhile: an exception in a handler never leaves an
+   actor claimed.
+4. Every message whose sender waits gets an answer or an exception on its `Reply`, whatever the
+   handler raises; after a stop every message gets `ActorStopped`.
+5. Every wait has the caller's timeout. A timed-out message is not withdrawn: it is handled,
+   whole, later; the caller learns only that it has no answer yet.
+6. A handler may wait only on actors whose handlers never wait (`handlers_wait = False`), on
+   a pool of their own, so a wait always ends.
+"""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import threading
+from collections import Counter, deque
+from collections.abc import Callable
+from threading import get_ident
+from typing import Any, Generic, TypeVar, final
+
+from quotactor.core.errors import ActorStopped, OperationTimeout
+from quotactor.logs import get_logger
+
+__all__ = [
+    "Actor", "Reply", "WorkerPool", "answer", "call", "deliver", "live_actors", "on_main_thread",
+    "stop", "stop_now", "submit", "unguarded",
+]
+
+T = TypeVar("T")
+M = TypeVar("M")
+M_contra = TypeVar("M_contra", contravariant=True)
+_BATCH = 64
+log = get_logger()
+_pool_ids = itertools.count(1)
+_MAIN = threading.main_thread().ident
+
+
+def on_main_thread() -> bool:
+    """Whether this thread is the one that signal handlers' exceptions may interrupt."""
+    return get_ident() == _MAIN
+
+
+def _guarded() -> bool:
+    """Whether this thread must not claim actors: the main thread, unless `unguarded`."""
+    return get_ident() == _MAIN and not _held.unguarded
+
+
+class Reply(Generic[T]):
+    """A one-shot answer: set once (a value or an exception), read by any number of waiters.
+
+    A plain lock, held until the answer is set, is the cheapest wait there is; `get` waits for
+    it with a timeout and never holds it.
+    """
+
+    __slots__ = ("_done", "_error", "_value")
+
+    def __init__(self) -> None:
+        self._done = threading.Lock()
+        self._done.acquire()
+        self._value: T | None = None
+        self._error: BaseException | None = None
+
+    def set(self, value: T) -> None:
+        self._value = value
+        self._done.release()
+
+    def fail(self, error: BaseException) -> None:
+        self._error = error
+        self._done.release()
+
+    def ready(self) -> bool:
+        return not self._done.locked()
+
+    def get(self, timeout: float | None) -> T:
+        """The answer, or its exception; `OperationTimeout` after `timeout` seconds."""
+        if not self._done.acquire(timeout=-1 if timeout is None else max(timeout, 0.0)):
+            raise OperationTimeout(f"no answer within {timeout} s")
+        self._done.release()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
+
+
+class WorkerPool:
+    """A fixed number of daemon threads that run whatever is scheduled: actors with messages,
+    and jobs from callers on the main thread."""
+
+    def __init__(self, name: str, size: int) -> None:
+        if size < 1:
+            raise ValueError("a worker pool needs at least one thread")
+        self._ready: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        pool_id = next(_pool_ids)
+        self._threads = [
+            threading.Thread(target=self._work, name=f"quotactor-{name}-{pool_id}-{i}",
+                             daemon=True)
+            for i in range(size)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    @property
+    def size(self) -> int:
+        return len(self._threads)
+
+    def schedule(self, work: Callable[[], None]) -> None:
+        self._ready.put(work)
+
+    def _work(self) -> None:
+        ready = self._ready
+        while True:
+            work = ready.get()
+            if work is None:
+                return
+            try:
+                work()
+            except BaseException:  # a job's failure is its reply's business, never the pool's
+                log.exception("pool_work_failed")
+            work = None  # let a stopped actor go now, not when the next work arrives
+
+    def run(self, job: Callable[[], T], timeout: float | None) -> T:
+        """Run `job` on this pool and wait for its result: how a main-thread caller calls in.
+
+        An interrupt or a timeout ends the wait only; the job itself runs to its end.
+        """
+        reply: Reply[T] = Reply()
+
+        def work() -> None:
+            try:
+                value = job()
+            except BaseException as exc:
+                reply.fail(exc)
+            else:
+                reply.set(value)
+
+        self._ready.put(work)
+        return reply.get(timeout)
+
+    def shutdown(self, timeout: float | None = 10.0) -> None:
+        """Stop the threads once what is scheduled has run; safe to call twice."""
+        for _ in self._threads:
+            self._ready.put(None)
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(timeout)
+
+
+class _Stop:
+    """The message that stops an actor, after everything sent to it before."""
+
+
+_STOP = _Stop()
+_live: Counter[str] = Counter()
+_live_lock = threading.Lock()
+
+
+def live_actors() -> dict[str, int]:
+    """Actors started and not yet stopped, by class name."""
+    with _live_lock:
+        return {name: count for name, count in _live.items() if count}
+
+
+class _Held(threading.local):
+    """How many actors the current thread is running (claims, or a pool thread's batch), and
+    whether it runs handlers inline although it is the main thread (`unguarded`)."""
+
+    depth = 0
+    unguarded = False
+
+
+_held = _Held()
+Envelope = tuple[Any, "Reply[Any] | None"]
+
+
+class Actor(Generic[M_contra]):
+    """An actor of this runtime, taking messages of type `M`: subclasses implement `handle`;
+    start one with `Actor(pool, ...)`.
+
+    The object is its own reference: pass it to `call`, `deliver`, `submit` and `stop_now`.
+    """
+
+    __slots__ = ("__weakref__", "_busy", "_items", "_lock", "_pool", "_stopped")
+
+    handlers_wait = True
+    """False for actors whose handlers never wait: a thread that holds other actors may then
+    also run the messages that arrived for this one meanwhile."""
+
+    def __init__(self, pool: WorkerPool) -> None:
+        self._pool = pool
+        self._lock = threading.Lock()
+        self._items: deque[Envelope] = deque()
+        self._busy = False
+        self._stopped = False
+        with _live_lock:
+            _live[type(self).__name__] += 1
+
+    def handle(self, message: M_contra) -> Any:
+        raise NotImplementedError
+
+    def on_stop(self) -> None:
+        """Called once, on the thread that handles the stop."""
+
+    def is_alive(self) -> bool:
+        return not self._stopped
+
+    # -- the inbox ----------------------------------------------------------------------
+
+    @final
+    def _post(self, message: M_contra | _Stop, reply: Reply[Any] | None) -> None:
+        """Queue a message; schedule the actor on its pool if it was idle."""
+        with self._lock:
+            if not self._stopped:
+                self._items.append((message, reply))
+                if self._busy:
+                    return
+                self._busy = True
+                stopped = False
+            else:
+                stopped = True
+        if stopped:
+            if reply is not None:
+                reply.fail(ActorStopped(f"{type(self).__name__} is stopped"))
+            return
+        self._pool.schedule(self._run_batch)
+
+    @final
+    def _claim(self) -> bool:
+        """Reserve the actor for this thread if it is idle (never on the main thread)."""
+        with self._lock:
+            if self._busy or self._stopped:
+                return False
+            self._busy = True
+            return True
+
+    @final
+    def _next(self, budget: int) -> Envelope | None:
+        """The next message within `budget`; or None, and the actor is released (given to
+        its pool when messages are waiting beyond the budget)."""
+        with self._lock:
+            if self._items and budget > 0 and not self._stopped:
+                return self._items.popleft()
+            if not self._items or self._stopped:
+                self._busy = False
+                return None
+        self._pool.schedule(self._run_batch)
+        return None
+
+    # -- running ------------------------------------------------------------------------
+
+    @final
+    def _run_batch(self) -> None:
+        """A pool thread's turn: it holds nothing else, so it may work through a batch."""
+        _held.depth += 1
+        try:
+            self._finish(_BATCH)
+        finally:
+            _held.depth -= 1
+
+    @final
+    def _handle_inline(self, message: M_contra | _Stop) -> Any:
+        """Handle one message on the claiming thread, then what arrived meanwhile (unless this
+        is a nested claim of an actor whose handlers may wait: that goes to the pool, so a
+        thread never waits while holding an actor the wait could need)."""
+        _held.depth += 1
+        try:
+            return self._dispatch(message)
+        finally:
+            _held.depth -= 1
+            self._finish(_BATCH if _held.depth == 0 or not self.handlers_wait else 0)
+
+    @final
+    def _dispatch(self, message: M_contra | _Stop) -> Any:
+        if isinstance(message, _Stop):
+            self._halt()
+            return None
+        return self.handle(message)
+
+    @final
+    def _finish(self, budget: int) -> None:
+        """Handle up to `budget` waiting messages, then release the actor."""
+        while True:
+            envelope = self._next(budget)
+            if envelope is None:
+                return
+            budget -= 1
+            message, reply = envelope
+            try:
+                answer = self._dispatch(message)
+            except BaseException as exc:
+                if reply is not None:
+                    reply.fail(exc)
+                else:
+                    _log_failure(self, message)
+            else:
+                if reply is not None:
+                    reply.set(answer)
+
+    @final
+    def _halt(self) -> None:
+        """Stop: answer everything still queued with `ActorStopped`, then `on_stop`."""
+        with self._lock:
+            self._stopped = True
+            left = list(self._items)
+            self._items.clear()
+        with _live_lock:
+            _live[type(self).__name__] -= 1
+        for _, reply in left:
+            if reply is not None:
+                reply.fail(ActorStopped(f"{type(self).__name__} stopped before the message"))
+        try:
+            self.on_stop()
+        except Exception:
+            _log_failure(self, "on_stop")
+
+
+def answer(reply: Reply[T], compute: Callable[[], T]) -> None:
+    """Set `reply` to what `compute` returns, or fail it with its exception (logged): for a
+    message answered on a reply it carries, whose sender waits on that reply."""
+    try:
+        value = compute()
+    except Exception as exc:
+        log.exception("actor_answer_failed")
+        reply.fail(exc)
+    else:
+        reply.set(value)
+
+
+def call(actor: Actor[M], message: M, timeout: float | None) -> Any:
+    """Ask `actor`; handled on this thread when the actor is idle (not on the main thread).
+
+    Raises the handler's exception; `OperationTimeout` when a busy actor did not answer in time;
+    `ActorStopped` once stopped.
+    """
+    if not _guarded() and actor._claim():
+        return actor._handle_inline(message)
+    return submit(actor, message).get(timeout)
+
+
+class _Answered(Generic[T]):
+    """The answer of a message handled on the sender's thread, shaped like a `Reply`."""
+
+    __slots__ = ("_error", "_value")
+
+    def __init__(self, value: T | None, error: BaseException | None = None) -> None:
+        self._value = value
+        self._error = error
+
+    def get(self, timeout: float | None) -> T:
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
+
+
+def submit(actor: Actor[M], message: M | _Stop) -> Reply[Any] | _Answered[Any]:
+    """Send `message` and return something to `get(timeout)` its answer from, so a sender can
+    decide what to do after a timeout and then wait on."""
+    main = _guarded()
+    if not main and actor._claim():
+        try:
+            return _Answered(actor._handle_inline(message))
+        except Exception as exc:
+            return _Answered(None, exc)
+    reply: Reply[Any] = Reply()
+    if main:
+        _post_from_main(actor, message, reply).get(None)
+    else:
+        actor._post(message, reply)
+    return reply
+
+
+def _post_from_main(
+    actor: Actor[M], message: M | _Stop, reply: Reply[Any] | None
+) -> Reply[None]:
+    """Have a pool thread queue the message (invariant 2); the result is set once it is queued.
+    The sender waits for that, so that one sender's messages keep their order (the wait is
+    short: pool threads run such posts between handlers)."""
+    posted: Reply[None] = Reply()
+
+    def post() -> None:
+        try:
+            actor._post(message, reply)
+        finally:
+            posted.set(None)
+
+    actor._pool.schedule(post)
+    return posted
+
+
+def deliver(actor: Actor[M], message: M | _Stop) -> None:
+    """Tell `actor`; handled on this thread when it is idle, queued otherwise. Never waits, so
+    it may be used inside a handler; a failing handler is logged."""
+    if _guarded():
+        _post_from_main(actor, message, None).get(None)
+    elif actor._claim():
+        try:
+            actor._handle_inline(message)
+        except Exception:
+            _log_failure(actor, message)
+    else:
+        actor._post(message, None)
+
+
+def unguarded(operation: Callable[[], T]) -> T:
+    """Run `operation` letting this thread run handlers inline even if it is the main thread.
+
+    This waives invariant 2 for the operation: a signal handler's exception landing in it may
+    leave an actor claimed or a change half-done. Only for a host that drives the actors from
+    its main thread in a tight loop and does not survive an interrupt anyway (its own state is
+    not interrupt-safe either), to save a thread handoff per call.
+    """
+    previous = _held.unguarded
+    _held.unguarded = True
+    try:
+        return operation()
+    finally:
+        _held.unguarded = previous
+
+
+def stop_now(actor: Actor[Any]) -> None:
+    """Stop `actor` after what it was sent before; at once, here, when it is idle."""
+    deliver(actor, _STOP)
+
+
+def stop(actor: Actor[Any]) -> Reply[Any] | _Answered[Any]:
+    """Stop `actor` after what it was sent before; `get` the result to wait for it."""
+    return submit(actor, _STOP)
+
+
+def _log_failure(actor: Actor[Any], message: object) -> None:
+    log.exception("actor_handler_failed", actor=type(actor).__name__,
+                  message=type(message).__name__)

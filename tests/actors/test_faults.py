@@ -1,0 +1,166 @@
+"""Fault injection: a core function raising on its Nth call, at every step of an increase, a
+decrease and a removal.
+
+For each step the failed operation must leave every user and group exactly as before (both
+change or neither), the caller must get a `QuotactorError`, other users must be unaffected, and
+once everything is removed nothing may be left (no tracker kept alive by a lost count, no
+application id still bound).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from quotactor import OperationFailed, UserGroup, UserGroupManager
+from quotactor.core import journal, queue_tracker, tracker
+from quotactor.core.limits import LimitEntry, LimitTable
+
+TABLE = LimitTable({
+    "root": [LimitEntry(groups=("dev",), max_resources={"m": 1000})],
+    "root.a": [LimitEntry(users=("*",), max_applications=5)],
+})
+SUE = UserGroup("sue", ["dev"])
+BOB = UserGroup("bob", ["dev"])
+ANN = UserGroup("ann", ["ops"])
+
+STEPS: list[tuple[Any, str]] = [
+    (queue_tracker, "_added"),
+    (queue_tracker, "_prune_path"),
+    (queue_tracker.QueueNode, "check_increase"),
+    (queue_tracker.QueueNode, "increase"),
+    (queue_tracker.QueueNode, "decrease"),
+    (queue_tracker.QueueNode, "remove_app"),
+    (queue_tracker.QueueNode, "walk"),
+    (tracker, "_link_path"),
+    (tracker, "_unlink_app"),
+    (journal.Journal, "assign"),
+    (journal.Journal, "store"),
+    (journal.Journal, "pop"),
+    (journal.Journal, "add"),
+    (journal.Journal, "discard"),
+    (LimitTable, "resolve_group"),
+]
+
+
+class Injected(Exception):
+    """The fault."""
+
+
+@dataclass
+class Fault:
+    """Counts calls of one function while armed, and raises on call number `at`."""
+
+    at: int = 0
+    calls: int = 0
+    armed: bool = False
+
+    def wrap(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        def faulty(*args: Any, **kwargs: Any) -> Any:
+            if self.armed:
+                self.calls += 1
+                if self.calls == self.at:
+                    raise Injected(f"fault at call {self.at}")
+            return original(*args, **kwargs)
+
+        return faulty
+
+    @contextmanager
+    def armed_at(self, at: int) -> Iterator[None]:
+        self.at, self.calls, self.armed = at, 0, True
+        try:
+            yield
+        finally:
+            self.armed = False
+
+
+def state(ugm: UserGroupManager) -> tuple[Any, ...]:
+    return ugm.users_usage(), ugm.groups_usage()
+
+
+def prepare(ugm: UserGroupManager) -> None:
+    assert ugm.increase_tracked_resource("root.a.x", "sue-1", {"m": 5, "v": 1}, SUE)
+    assert ugm.increase_tracked_resource("root.a.y", "sue-3", {"m": 2}, SUE)
+    assert ugm.increase_tracked_resource("root.a.x", "bob-1", {"m": 3}, BOB)
+
+
+OPERATIONS: dict[str, Callable[[UserGroupManager], Any]] = {
+    "increase": lambda ugm: ugm.increase_tracked_resource("root.a.x", "sue-1", {"m": 4}, SUE),
+    "increase_new_app": lambda ugm: ugm.increase_tracked_resource(
+        "root.a.z", "sue-2", {"m": 4}, SUE),
+    "decrease": lambda ugm: ugm.decrease_tracked_resource("root.a.x", "sue-1", {"m": 1}, SUE),
+    "removal": lambda ugm: ugm.decrease_tracked_resource(
+        "root.a.x", "sue-1", {"m": 5, "v": 1}, SUE, remove_app=True),
+}
+
+
+def drain(ugm: UserGroupManager) -> None:
+    """Remove everything that can be running; then nothing may be left."""
+    for path, app, user in (("root.a.x", "sue-1", SUE), ("root.a.y", "sue-3", SUE),
+                            ("root.a.z", "sue-2", SUE), ("root.a.x", "bob-1", BOB),
+                            ("root.b", "ann-1", ANN)):
+        snapshot = ugm.user_usage(user.user)
+        if snapshot is None:
+            continue
+        usage = _usage_at(snapshot["queues"], path)
+        ugm.decrease_tracked_resource(path, app, usage, user, remove_app=True)
+    assert ugm.users_usage() == []
+    assert [g for g in ugm.groups_usage()
+            if {"resourceUsage", "runningApplications", "children"} & set(g["queues"])] == []
+    stats = ugm.stats()
+    assert (stats["users"], stats["groups"], stats["inflight"]) == (0, 0, 0)
+    # every application id is free again: another user may use it
+    assert ugm.increase_tracked_resource("root.b", "sue-1", {"m": 1}, ANN)
+    ugm.decrease_tracked_resource("root.b", "sue-1", {"m": 1}, ANN, remove_app=True)
+
+
+def _usage_at(node: dict[str, Any], path: str) -> dict[str, int]:
+    if node["queuePath"] == path:
+        return dict(node.get("resourceUsage", {}))
+    for child in node.get("children", []):
+        if path.startswith(child["queuePath"]):
+            return _usage_at(child, path)
+    return {}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("operation", sorted(OPERATIONS))
+@pytest.mark.parametrize("step", STEPS, ids=[f"{owner.__name__}.{name}" for owner, name in STEPS])
+def test_a_step_that_fails_changes_nothing(
+    step: tuple[Any, str], operation: str, start_ugm: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    owner, name = step
+    fault = Fault()
+    monkeypatch.setattr(owner, name, fault.wrap(getattr(owner, name)))
+    ugm: UserGroupManager = start_ugm(TABLE)
+    prepare(ugm)
+    run = OPERATIONS[operation]
+
+    with fault.armed_at(0):  # count the calls of a clean run, on a twin
+        twin = UserGroupManager.start(TABLE)
+        try:
+            prepare(twin)
+            fault.calls = 0
+            run(twin)
+            calls = fault.calls
+        finally:
+            twin.stop()
+
+    before = state(ugm)
+    for at in range(1, calls + 1):
+        with fault.armed_at(at), pytest.raises(OperationFailed) as failed:
+            run(ugm)
+        assert isinstance(failed.value.__cause__, Injected)
+        assert state(ugm) == before, f"call {at} of {calls} left a change behind"
+        # other users, in the same group and in another, are unaffected
+        assert ugm.increase_tracked_resource("root.a.x", "bob-2", {"m": 1}, BOB)
+        ugm.decrease_tracked_resource("root.a.x", "bob-2", {"m": 1}, BOB, remove_app=True)
+        assert ugm.increase_tracked_resource("root.b", "ann-1", {"m": 1}, ANN)
+        ugm.decrease_tracked_resource("root.b", "ann-1", {"m": 1}, ANN, remove_app=True)
+        assert state(ugm) == before
+    run(ugm)  # and the operation itself still works
+    drain(ugm)
