@@ -11,7 +11,7 @@ from quotactor import UserGroup
 from quotactor.core.limits import LimitEntry
 from quotactor.ugm import UserGroupManager
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "yunikorn-rest"
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "yunikorn-rest"
 USERS = "/partition/default/usage/users"
 
 

@@ -10,7 +10,7 @@ import pytest
 from quotactor import UserGroup
 from quotactor.scheduler import Ask, SchedulerOptions
 
-WEB_DB = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / \
+WEB_DB = Path(__file__).resolve().parents[1] / "data" / \
     "yunikorn-rest" / "yunikorn-web-json-db.json"
 SUE = UserGroup("sue", ["dev"])
 CONFIG = """
