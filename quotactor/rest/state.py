@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pykka
 from fastapi import Request
@@ -18,14 +18,17 @@ from quotactor.rest.errors import ApiError
 from quotactor.ugm import UserGroupManager
 
 __all__ = [
-    "MIB", "ConfigApplier", "RestSettings", "RestState", "call_facade", "manager_for",
-    "rest_state",
+    "MIB", "ConfigApplier", "HealthChecks", "RestSettings", "RestState", "call_facade",
+    "manager_for", "rest_state",
 ]
 
 T = TypeVar("T")
 
 ConfigApplier = Callable[[bytes], None]
 """Validates a YAML body and applies it to the served partitions; raises `ConfigError`."""
+
+HealthChecks = Callable[[], list[dict[str, Any]]]
+"""Extra YuniKorn health checks (a served scheduler's), added to the managers' own."""
 
 MIB = 1024 * 1024
 
@@ -39,10 +42,13 @@ class RestSettings:
     body_timeout: float = 10.0
     worker_threads: int = 8
     snapshot_interval: float = 0.05
+    shim_token: str | None = None
 
     def __post_init__(self) -> None:
         if self.admin_token is not None and not self.admin_token.strip():
             raise ValueError("an admin token must not be empty or blank")
+        if self.shim_token is not None and not self.shim_token.strip():
+            raise ValueError("a shim token must not be empty or blank")
         if self.max_body_bytes < 1:
             raise ValueError("max_body_bytes must be positive")
         if self.body_timeout <= 0:
@@ -61,6 +67,7 @@ class RestState:
     settings: RestSettings
     apply_config: ConfigApplier
     snapshots: Coalescer
+    health_checks: HealthChecks | None = None
 
 
 def rest_state(request: Request) -> RestState:
