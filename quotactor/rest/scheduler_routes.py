@@ -26,7 +26,9 @@ __all__ = ["ACTIVE_STATUSES", "scheduler_router"]
 
 T = TypeVar("T")
 
-ACTIVE_STATUSES = ("new", "accepted", "running", "completing", "failing", "resuming")
+ACTIVE_STATUSES = ("new", "accepted", "starting", "running", "completing", "failing",
+                   "resuming")
+"""YuniKorn's active statuses, and `starting`, which quotactor's scheduler still has."""
 _STATE_GROUPS = ("active", "rejected", "completed")
 
 Status = Annotated[str | None, Query(
