@@ -34,6 +34,7 @@ from quotactor.rest.event_routes import POLL_INTERVAL
 from quotactor.rest.feed import event_record
 from quotactor.scheduler import ApplicationState, Ask, Scheduler
 from quotactor.scheduler.spec import DEFAULT_PARTITION
+from quotactor.scheduler.states import TERMINAL_STATES
 
 __all__ = ["MAX_WAIT", "shim_router"]
 
@@ -117,6 +118,9 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
         removed = []
         for app, partition in removes:
             try:
+                if scheduler.application(app.applicationID,
+                                         partition=partition).state in TERMINAL_STATES:
+                    continue  # ended already: a replay
                 scheduler.remove_application(app.applicationID, partition=partition)
             except InvalidRequest:
                 continue  # gone already: a replay
