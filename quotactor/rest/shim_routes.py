@@ -105,8 +105,8 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
                 raise ApiError(400, "Invalid request", f"new.{i}.placeholderAsk: gang "
                                "scheduling is not offered through the shim API yet")
             news.append((app, partition))
-        removes = [(app, _partition(scheduler, app.partitionName, f"remove.{i}.partitionName"))
-                   for i, app in enumerate(request.remove)]
+        removes = [(gone, _partition(scheduler, gone.partitionName, f"remove.{i}.partitionName"))
+                   for i, gone in enumerate(request.remove)]
         accepted: list[dict[str, str]] = []
         rejected: list[dict[str, str]] = []
         for app, partition in news:
@@ -116,17 +116,17 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
             else:
                 rejected.append({"applicationID": app.applicationID, "reason": reason})
         removed = []
-        for app, partition in removes:
+        for gone, partition in removes:
+            app_id = gone.applicationID
             try:
-                if scheduler.application(app.applicationID,
-                                         partition=partition).state in TERMINAL_STATES:
+                if scheduler.application(app_id, partition=partition).state in TERMINAL_STATES:
                     continue  # ended already: a replay
-                scheduler.remove_application(app.applicationID, partition=partition)
+                scheduler.remove_application(app_id, partition=partition)
             except InvalidRequest:
                 continue  # gone already: a replay
-            bridge.forget(partition, app.applicationID)
-            removed.append(app.applicationID)
-            bridge.events.publish([event_record("APP", app.applicationID, "REMOVE",
+            bridge.forget(partition, app_id)
+            removed.append(app_id)
+            bridge.events.publish([event_record("APP", app_id, "REMOVE",
                                                 "APP_COMPLETED", message="removed by the shim")])
         response = {"accepted": accepted, "rejected": rejected, "removed": removed}
         if accepted or rejected:

@@ -134,8 +134,8 @@ def health_checks(p: Partition) -> list[dict[str, Any]]:
                 orphans.append(f"{app.application_id}/{key}")
     for node in p.nodes.nodes.values():
         for app_id, key in node.allocations:
-            app = p.apps.get(app_id)
-            if app is None or key not in app.allocations:
+            owner = p.apps.get(app_id)
+            if owner is None or key not in owner.allocations:
                 orphans.append(f"{node.node_id}:{app_id}/{key}")
     tracked: dict[str, Resource] = {}
     negative: list[str] = []

@@ -1,0 +1,66 @@
+"""Idle clients do not deny service, and every request leaves one access log line."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from quotactor.rest import RestServer
+from quotactor.scheduler import Scheduler
+
+
+@pytest.fixture
+def server() -> Iterator[RestServer]:
+    with Scheduler.start() as scheduler:
+        running: RestServer = scheduler.serve_rest()
+        try:
+            yield running
+        finally:
+            running.stop()
+
+
+def test_200_idle_connections_leave_a_normal_request_fast(server) -> None:
+    parts = urlsplit(server.url)
+    with ExitStack() as stack:
+        idle = [stack.enter_context(socket.create_connection((parts.hostname, parts.port)))
+                for _ in range(200)]
+        # Half of them start a request and stall in the middle of its head (slowloris).
+        for sock in idle[::2]:
+            sock.sendall(b"GET /ws/v1/partitions HTTP/1.1\r\nHost: x\r\n")
+        started = time.perf_counter()
+        response = httpx.get(f"{server.url}/partitions", timeout=5.0)
+        elapsed = time.perf_counter() - started
+        assert response.status_code == 200, response.text
+        assert elapsed < 1.0, f"a request behind 200 idle connections took {elapsed:.2f} s"
+        health = httpx.get(f"{server.url}/scheduler/healthcheck", timeout=5.0)
+        assert health.status_code == 200
+
+
+def test_every_request_is_logged_once(server, caplog) -> None:
+    caplog.set_level(logging.INFO, logger="quotactor")
+    httpx.get(f"{server.url}/partitions", timeout=5.0)
+    httpx.get(f"{server.url}/partition/nope/nodes", timeout=5.0)
+    lines = [r.msg for r in caplog.records
+             if isinstance(r.msg, dict) and r.msg.get("event") == "rest.request"]
+    assert [(line["method"], line["path"], line["status"]) for line in lines] == [
+        ("GET", "/ws/v1/partitions", 200), ("GET", "/ws/v1/partition/nope/nodes", 404)]
+    assert all(line["ms"] >= 0 and line["client"].startswith("127.0.0.1:") for line in lines)
+
+
+def test_the_access_log_can_be_turned_off(caplog) -> None:
+    caplog.set_level(logging.INFO, logger="quotactor")
+    with Scheduler.start() as scheduler:
+        quiet = scheduler.serve_rest(access_log=False)
+        try:
+            httpx.get(f"{quiet.url}/partitions", timeout=5.0)
+        finally:
+            quiet.stop()
+    assert not [r for r in caplog.records
+                if isinstance(r.msg, dict) and r.msg.get("event") == "rest.request"]
