@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from quotactor.rest.errors import ApiError
 from quotactor.rest.feed import Feed
+from quotactor.rest.schemas import ErrorInfo
 
 __all__ = ["MAX_BATCH", "POLL_INTERVAL", "event_router"]
 
@@ -38,7 +39,7 @@ def _count(value: int | None) -> int:
 
 def event_router(events: Feed) -> APIRouter:
     """The event endpoints over `events`; one instance ID per server, as YuniKorn has."""
-    router = APIRouter(tags=["events"])
+    router = APIRouter(tags=["events"], responses={400: {"model": ErrorInfo}})
     instance = str(uuid.uuid4())
 
     @router.get("/events/batch", summary="Event records from ?start= on (EventRecordDAO)")

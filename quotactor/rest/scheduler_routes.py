@@ -20,6 +20,7 @@ from quotactor.core.errors import InvalidRequest
 from quotactor.rest.bridge import SchedulerBridge
 from quotactor.rest.errors import ApiError
 from quotactor.rest.names import decode_segment
+from quotactor.rest.schemas import ErrorInfo
 from quotactor.scheduler import Scheduler
 
 __all__ = ["ACTIVE_STATUSES", "scheduler_router"]
@@ -54,7 +55,10 @@ def _by_status(apps: list[dict[str, Any]], status: str | None) -> list[dict[str,
 
 def scheduler_router(scheduler: Scheduler, bridge: SchedulerBridge | None = None) -> APIRouter:
     """The read endpoints of `scheduler`; history needs the `bridge` (empty without one)."""
-    router = APIRouter(tags=["scheduler"])
+    router = APIRouter(tags=["scheduler"], responses={
+        400: {"model": ErrorInfo, "description": "a bad name, state or status"},
+        404: {"model": ErrorInfo, "description": "no such partition, queue, application or node"},
+    })
 
     def partition_of(raw: str) -> str:
         name = decode_segment(raw)

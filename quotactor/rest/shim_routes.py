@@ -32,6 +32,7 @@ from quotactor.rest.bridge import SchedulerBridge, si_allocation
 from quotactor.rest.errors import ApiError
 from quotactor.rest.event_routes import POLL_INTERVAL
 from quotactor.rest.feed import event_record
+from quotactor.rest.schemas import ErrorInfo
 from quotactor.scheduler import ApplicationState, Ask, Scheduler
 from quotactor.scheduler.spec import DEFAULT_PARTITION
 from quotactor.scheduler.states import TERMINAL_STATES
@@ -67,7 +68,11 @@ def _resource(value: si.SiResource | None, field: str, positive: bool) -> dict[s
 
 def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
     """The write endpoints and decision long-poll of `scheduler`; all need the shim token."""
-    router = APIRouter(tags=["shim"], dependencies=[Depends(require_shim)])
+    router = APIRouter(tags=["shim"], dependencies=[Depends(require_shim)], responses={
+        400: {"model": ErrorInfo, "description": "a malformed request; nothing changed"},
+        401: {"model": ErrorInfo}, 403: {"model": ErrorInfo}, 408: {"model": ErrorInfo},
+        413: {"model": ErrorInfo},
+    })
 
     @router.post("/shim/nodes", summary="Register, update, drain or remove nodes (NodeRequest)")
     def nodes(request: si.NodeRequest) -> JSONResponse:
