@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 
 import anyio.to_thread
 from fastapi import APIRouter, FastAPI
+from prometheus_client.registry import Collector
 
 from quotactor.rest import config_routes, ops_routes, usage_routes
 from quotactor.rest.access_log import AccessLog
@@ -36,13 +37,15 @@ def create_app(
     routers: Sequence[APIRouter] = (),
     health_checks: HealthChecks | None = None,
     access_log: bool = True,
+    collectors: Sequence[Collector] = (),
 ) -> FastAPI:
     """The app serving `managers` (read on every request, so a live mapping may change).
 
     `apply_config` replaces the running config on `PUT /config`; by default the new config is
     applied to every served manager, all or none. `routers` add endpoints under `/ws/v1` (the
     elastic quota view, a scheduler's endpoints), with the same error handling;
-    `health_checks` adds checks to `/scheduler/healthcheck`; `access_log` logs each request.
+    `health_checks` adds checks to `/scheduler/healthcheck`; `access_log` logs each request;
+    `collectors` add metric families to `/metrics`.
     """
     settings = settings or RestSettings()
 
@@ -63,7 +66,8 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.rest = RestState(managers, settings, apply_config or ConfigFanout(managers),
-                               Coalescer(settings.snapshot_interval), health_checks)
+                               Coalescer(settings.snapshot_interval), health_checks,
+                               tuple(collectors))
     for module in (usage_routes, config_routes, ops_routes):
         app.include_router(module.router, prefix=PREFIX)
     for router in routers:

@@ -89,6 +89,7 @@ def _report(managers: Mapping[str, UserGroupManager], extra: HealthChecks | None
     summary="Prometheus metrics of every served partition",
 )
 def metrics(request: Request) -> Response:
-    body, content_type = render_all(rest_state(request).managers,
-                                    request.headers.get("accept"))
+    state = rest_state(request)
+    body, content_type = render_all(state.managers, request.headers.get("accept"),
+                                    state.collectors)
     return Response(body, headers={"Content-Type": content_type})

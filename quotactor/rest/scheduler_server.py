@@ -18,6 +18,7 @@ from quotactor.rest.event_routes import event_router
 from quotactor.rest.scheduler_routes import scheduler_router
 from quotactor.rest.server import RestServer, start_rest_server
 from quotactor.rest.shim_routes import shim_router
+from quotactor.rest.tenant_metrics import TenantMetrics, TenantSelection
 from quotactor.scheduler import Scheduler
 from quotactor.ugm import UserGroupManager
 
@@ -47,23 +48,29 @@ class SchedulerManagers(Mapping[str, UserGroupManager]):
 
 def serve_scheduler(scheduler: Scheduler, host: str = "127.0.0.1", port: int = 0, *,
                     shim_token: str | None = None, history_interval: float = 60.0,
-                    **options: Any) -> RestServer:
+                    tenants: TenantSelection | None = None, **options: Any) -> RestServer:
     """Serve `scheduler` from a daemon thread; returns once the server accepts requests.
 
     `shim_token` enables the shim API (writes and decisions); `admin_token` (in `options`,
-    with the other settings of `start_rest_server`) enables `PUT /config`. The socket is bound
+    with the other settings of `start_rest_server`) enables `PUT /config`; `tenants` bounds
+    the per-user and per-group metrics (default: the top 20 of each). The socket is bound
     here, so a port in use fails this call (`OSError`) and `port=0` picks a free one.
     """
+    tenant_metrics = TenantMetrics(scheduler, tenants)
     bridge = SchedulerBridge(scheduler, history_interval)
+    stop_observing = scheduler.add_cycle_listener(tenant_metrics.observe)
     routers = [scheduler_router(scheduler, bridge), event_router(bridge.events),
                shim_router(scheduler, bridge)]
     options.setdefault("apply_config", scheduler.update_config)
     try:
         server = start_rest_server(SchedulerManagers(scheduler), host=host, port=port,
                                    routers=routers, shim_token=shim_token,
-                                   health_checks=scheduler.health_checks, **options)
+                                   health_checks=scheduler.health_checks,
+                                   collectors=[tenant_metrics], **options)
     except BaseException:
         bridge.close()
+        stop_observing()
         raise
     server.on_stop(bridge.close)
+    server.on_stop(stop_observing)
     return server

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import uvicorn
 from fastapi import APIRouter
+from prometheus_client.registry import Collector
 
 from quotactor.logs import get_logger
 from quotactor.rest.app import PREFIX, create_app
@@ -107,6 +108,7 @@ def start_rest_server(
     shim_token: str | None = None,
     health_checks: HealthChecks | None = None,
     access_log: bool = True,
+    collectors: Sequence[Collector] = (),
 ) -> RestServer:
     """Serve `managers` (partition name -> manager) over HTTP from a daemon thread.
 
@@ -121,14 +123,16 @@ def start_rest_server(
     `apply_config` replaces the config on `PUT /config` (default: applied to every served
     manager, all or none). `routers` add endpoints under `/ws/v1`; `shim_token` is what
     their shim writes require (see `serve_scheduler`); `health_checks` adds checks to the
-    health report; `access_log=False` turns the per-request log line off.
+    health report; `access_log=False` turns the per-request log line off; `collectors` add
+    metric families to `/metrics`.
     """
     for name, manager in managers.items():
         if manager.partition != name:
             raise ValueError(f"manager of partition {manager.partition!r} listed as {name!r}")
     settings = RestSettings(admin_token, max_body_bytes, body_timeout, worker_threads,
                             snapshot_interval, shim_token)
-    app = create_app(managers, settings, apply_config, routers, health_checks, access_log)
+    app = create_app(managers, settings, apply_config, routers, health_checks, access_log,
+                     collectors)
     config = uvicorn.Config(
         app,
         host=host,

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import pykka
 from fastapi import Request
+from prometheus_client.registry import Collector
 
 from quotactor.rest.coalesce import Coalescer
 from quotactor.rest.errors import ApiError
@@ -68,6 +69,7 @@ class RestState:
     apply_config: ConfigApplier
     snapshots: Coalescer
     health_checks: HealthChecks | None = None
+    collectors: tuple[Collector, ...] = ()
 
 
 def rest_state(request: Request) -> RestState:
