@@ -9,7 +9,6 @@ idle subscribers do not starve other requests.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -22,11 +21,11 @@ from quotactor.rest.errors import ApiError
 from quotactor.rest.feed import Feed
 from quotactor.rest.schemas import ErrorInfo
 
-__all__ = ["MAX_BATCH", "POLL_INTERVAL", "event_router"]
+__all__ = ["IDLE_WAIT", "MAX_BATCH", "event_router"]
 
 MAX_BATCH = 10_000
-POLL_INTERVAL = 0.05
-"""How often a waiting stream or long-poll looks for new records (seconds)."""
+IDLE_WAIT = 5.0
+"""How long a stream waits for a record before looking again (seconds)."""
 
 
 def _count(value: int | None) -> int:
@@ -82,7 +81,7 @@ async def _sse(events: Feed, instance: str, position: int,
         page = events.after(position, 500 if count is None else min(500, count - sent))
         if not page.records:
             # Starlette cancels this generator when the client goes (ASGI spec 2.3).
-            await asyncio.sleep(POLL_INTERVAL)
+            await events.wait_after(position, IDLE_WAIT)
             continue
         chunk = []
         for record in page.records:

@@ -4,12 +4,15 @@ Writers (the scheduler's cycle listener, the shim's write handlers) append under
 readers ask for what came after a position they remember, so a reader that reconnects resumes
 where it left off, and one that fell behind further than the log keeps learns it from
 `lowest` (the oldest record still held) instead of silently missing records. Readers never
-block a thread: the server's streaming and long-poll handlers poll `after()` from the event
-loop, so a thousand idle subscribers cost no worker threads.
+block a thread: the server's streaming and long-poll handlers wait on an asyncio event of their
+own loop (`wait_after`), which a writer sets thread-safely, so a thousand idle subscribers cost
+no worker threads and a waiting one hears of a new record at once.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 import time
 from collections import deque
@@ -67,14 +70,38 @@ class Feed:
         self._records: deque[dict[str, Any]] = deque(maxlen=capacity)
         self._next = 1
         self._lock = threading.Lock()
+        self._waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
 
     def publish(self, records: Iterable[Mapping[str, Any]]) -> int:
         """Append `records` in order, numbering each (`id`); returns the highest id now held."""
         with self._lock:
+            before = self._next
             for record in records:
                 self._records.append({"id": self._next, **record})
                 self._next += 1
-            return self._next - 1
+            highest = self._next - 1
+            waiters = list(self._waiters) if self._next != before else []
+        for loop, event in waiters:
+            # A closed loop (its server stopped) has nobody waiting any more.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(event.set)
+        return highest
+
+    async def wait_after(self, position: int, timeout: float) -> None:
+        """Return once a record above `position` exists, or after `timeout` seconds."""
+        event = asyncio.Event()
+        waiter = (asyncio.get_running_loop(), event)
+        with self._lock:
+            if self._next - 1 > position:
+                return
+            self._waiters.add(waiter)
+        try:
+            await asyncio.wait_for(event.wait(), timeout)
+        except TimeoutError:
+            pass
+        finally:
+            with self._lock:
+                self._waiters.discard(waiter)
 
     @property
     def highest(self) -> int:

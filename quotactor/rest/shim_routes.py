@@ -17,7 +17,6 @@ without changing anything.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Annotated, Any
 
@@ -30,7 +29,6 @@ from quotactor.rest import shim_models as si
 from quotactor.rest.auth import require_shim
 from quotactor.rest.bridge import SchedulerBridge, si_allocation
 from quotactor.rest.errors import ApiError
-from quotactor.rest.event_routes import POLL_INTERVAL
 from quotactor.rest.feed import event_record
 from quotactor.rest.schemas import ErrorInfo
 from quotactor.scheduler import ApplicationState, Ask, Scheduler
@@ -194,10 +192,11 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
             found = [d for d in page.records if rmID is None or d["rmID"] == rmID]
             if page.records:
                 position = page.records[-1]["id"]
-            if found or time.monotonic() >= deadline:
+            left = deadline - time.monotonic()
+            if found or left <= 0:
                 break
             if not page.records:
-                await asyncio.sleep(POLL_INTERVAL)
+                await bridge.decisions.wait_after(position, left)
         return JSONResponse({"position": position, "lowest": page.lowest,
                              "missed": after + 1 < page.lowest, "decisions": found})
 
