@@ -12,7 +12,7 @@ with Client("http://127.0.0.1:9080", shim_token=token, rm_id="my-shim") as shim:
         ...
 ```
 
-Writes send YuniKorn's scheduler-interface messages (see `quotactor.rest.shim_models`); the
+Writes send YuniKorn's scheduler-interface messages (see `quotactor.rest.shim.models`); the
 helpers build the common ones. Every failure the service answers (4xx, 5xx) raises
 `ServiceError` carrying YuniKorn's error body; transport failures are httpx's own exceptions.
 The client is thread-safe (httpx's client is), so one instance may serve several threads.

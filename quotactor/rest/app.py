@@ -15,13 +15,13 @@ from fastapi import APIRouter, FastAPI
 from prometheus_client.registry import Collector
 
 from quotactor.rest import config_routes, ops_routes, usage_routes
-from quotactor.rest.access_log import AccessLog
-from quotactor.rest.bodylimit import BodyLimit
 from quotactor.rest.coalesce import Coalescer
-from quotactor.rest.errors import install_error_handlers
 from quotactor.rest.fanout import ConfigFanout
+from quotactor.rest.http.access_log import AccessLog
+from quotactor.rest.http.bodylimit import BodyLimit
+from quotactor.rest.http.errors import install_error_handlers
+from quotactor.rest.http.rawpath import RawPathRouting
 from quotactor.rest.openapi import use_corrected_openapi
-from quotactor.rest.rawpath import RawPathRouting
 from quotactor.rest.state import ConfigApplier, HealthChecks, RestSettings, RestState
 from quotactor.ugm import UserGroupManager
 

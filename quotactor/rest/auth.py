@@ -12,7 +12,7 @@ import hmac
 
 from fastapi import Request
 
-from quotactor.rest.errors import ApiError
+from quotactor.rest.http.errors import ApiError
 from quotactor.rest.state import rest_state
 
 __all__ = ["require_admin", "require_shim"]

@@ -18,7 +18,7 @@ from prometheus_client.registry import Collector
 
 from quotactor.logs import get_logger
 from quotactor.rest.app import PREFIX, create_app
-from quotactor.rest.protocol import with_header_timeout
+from quotactor.rest.http.protocol import with_header_timeout
 from quotactor.rest.state import MIB, ConfigApplier, HealthChecks, RestSettings
 from quotactor.ugm import UserGroupManager
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from quotactor.logs import get_logger
-from quotactor.rest.scheduler_server import SchedulerManagers, serve_scheduler
+from quotactor.rest.scheduler.server import SchedulerManagers, serve_scheduler
 from quotactor.rest.server import RestServer
 from quotactor.rest.watcher import FileWatcher
 from quotactor.scheduler import Scheduler, SchedulerOptions

@@ -15,7 +15,7 @@ from fastapi import Request
 from prometheus_client.registry import Collector
 
 from quotactor.rest.coalesce import Coalescer
-from quotactor.rest.errors import ApiError
+from quotactor.rest.http.errors import ApiError
 from quotactor.ugm import UserGroupManager
 
 __all__ = [

@@ -387,7 +387,7 @@ class Scheduler:
         `options` go to `quotactor.rest.serve_scheduler` (for example `shim_token`,
         `admin_token`). Imported here so the scheduler does not depend on the web stack.
         """
-        from quotactor.rest.scheduler_server import serve_scheduler
+        from quotactor.rest.scheduler.server import serve_scheduler
 
         return serve_scheduler(self, host=host, port=port, **options)
 

@@ -9,7 +9,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from quotactor import UserGroup
-from quotactor.rest.tenant_metrics import TenantSelection
+from quotactor.rest.scheduler.metrics import TenantSelection
 from quotactor.scheduler import Ask, Scheduler
 
 CONFIG = """

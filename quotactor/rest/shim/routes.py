@@ -25,12 +25,12 @@ from fastapi.responses import JSONResponse
 
 from quotactor.core.errors import InvalidRequest
 from quotactor.core.identity import UserGroup
-from quotactor.rest import shim_models as si
 from quotactor.rest.auth import require_shim
-from quotactor.rest.bridge import SchedulerBridge, si_allocation
-from quotactor.rest.errors import ApiError
-from quotactor.rest.feed import event_record
+from quotactor.rest.http.errors import ApiError
+from quotactor.rest.scheduler.bridge import SchedulerBridge, si_allocation
+from quotactor.rest.scheduler.feed import event_record
 from quotactor.rest.schemas import ErrorInfo
+from quotactor.rest.shim import models as si
 from quotactor.scheduler import ApplicationState, Ask, Scheduler
 from quotactor.scheduler.spec import DEFAULT_PARTITION
 from quotactor.scheduler.states import TERMINAL_STATES

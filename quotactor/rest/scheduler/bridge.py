@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from quotactor.core.errors import InvalidRequest
-from quotactor.rest.feed import Feed, event_record
+from quotactor.rest.scheduler.feed import Feed, event_record
 from quotactor.scheduler import Allocation, ApplicationInfo, Scheduler
 
 __all__ = ["HISTORY_SAMPLES", "SchedulerBridge", "si_allocation", "si_resource"]

@@ -17,9 +17,9 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from quotactor.core.errors import InvalidRequest
-from quotactor.rest.bridge import SchedulerBridge
-from quotactor.rest.errors import ApiError
-from quotactor.rest.names import decode_segment
+from quotactor.rest.http.errors import ApiError
+from quotactor.rest.http.names import decode_segment
+from quotactor.rest.scheduler.bridge import SchedulerBridge
 from quotactor.rest.schemas import ErrorInfo
 from quotactor.scheduler import Scheduler
 

@@ -13,12 +13,12 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from quotactor.core.errors import InvalidRequest
-from quotactor.rest.bridge import SchedulerBridge
-from quotactor.rest.event_routes import event_router
-from quotactor.rest.scheduler_routes import scheduler_router
+from quotactor.rest.scheduler.bridge import SchedulerBridge
+from quotactor.rest.scheduler.events import event_router
+from quotactor.rest.scheduler.metrics import TenantMetrics, TenantSelection
+from quotactor.rest.scheduler.routes import scheduler_router
 from quotactor.rest.server import RestServer, start_rest_server
-from quotactor.rest.shim_routes import shim_router
-from quotactor.rest.tenant_metrics import TenantMetrics, TenantSelection
+from quotactor.rest.shim.routes import shim_router
 from quotactor.scheduler import Scheduler
 from quotactor.ugm import UserGroupManager
 

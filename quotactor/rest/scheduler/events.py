@@ -17,8 +17,8 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from quotactor.rest.errors import ApiError
-from quotactor.rest.feed import Feed
+from quotactor.rest.http.errors import ApiError
+from quotactor.rest.scheduler.feed import Feed
 from quotactor.rest.schemas import ErrorInfo
 
 __all__ = ["IDLE_WAIT", "MAX_BATCH", "event_router"]
