@@ -18,6 +18,7 @@ from typing import Any
 from quotactor.core.errors import InvalidRequest
 from quotactor.core.identity import UserGroup
 from quotactor.core.resources import ResourceLike
+from quotactor.logs import get_logger
 from quotactor.scheduler import cluster_views, views
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.ask import Ask
@@ -35,6 +36,8 @@ from quotactor.scheduler.states import ApplicationState
 from quotactor.ugm import UserGroupManager
 
 __all__ = ["CycleListener", "Scheduler", "SchedulerConfigSource"]
+
+log = get_logger()
 
 SchedulerConfigSource = Any
 """None, YAML text, a path, a loaded `SchedulerConfig`, or `PartitionSpec`s."""
@@ -211,8 +214,11 @@ class Scheduler:
             for name in sorted(self._partitions):
                 made.extend(self._partitions[name].schedule())
             self._cycles += 1
-            for listener in self._listeners:
-                listener(made)
+            for listener in list(self._listeners):
+                try:
+                    listener(made)
+                except Exception:  # an observer's failure must not fail the cycle it observed
+                    log.exception("scheduler.cycle_listener_failed")
             self._cycled.notify_all()
             return made
 

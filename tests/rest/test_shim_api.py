@@ -92,6 +92,9 @@ def test_a_shim_feeds_the_scheduler_and_reads_its_decisions(shim, scheduler) -> 
     assert scheduler.ugm().user_usage("sue")["queues"]["resourceUsage"] == {"vcore": 1000}
     released = shim.release("app-1", "k1")["released"]
     assert [r["allocationKey"] for r in released] == ["k1"]
+    records = shim.events()["EventRecords"]
+    removed = {(r["type"], r["objectID"]) for r in records if r["eventChangeType"] == 3}
+    assert {(2, "app-1"), (3, "n1"), (4, "root.a"), (5, "sue")} <= removed
     assert scheduler.ugm().user_usage("sue") is None or scheduler.ugm().user_usage("sue")[
         "queues"]["resourceUsage"] == {}
 

@@ -311,11 +311,22 @@ def _release(scheduler: Scheduler, bridge: SchedulerBridge, release: si.Allocati
         return {"partitionName": partition, "applicationID": app_id, "allocationKey": key,
                 "terminationType": release.terminationType, "message": "ask withdrawn"}
     resource = dict(gone.resource.items())
-    bridge.events.publish([
+    records = [
         event_record("APP", app_id, "REMOVE", "ALLOC_CANCEL", reference=key, resource=resource),
         event_record("NODE", gone.node_id, "REMOVE", "NODE_ALLOC", reference=key,
                      resource=resource),
-    ])
+    ]
+    try:
+        info = scheduler.application(app_id, partition=partition)
+        records += [
+            event_record("QUEUE", info.queue_path, "REMOVE", "QUEUE_ALLOC", reference=app_id,
+                         resource=resource),
+            event_record("USERGROUP", info.user.user, "REMOVE", "UG_USER_RESOURCE",
+                         reference=info.queue_path, resource=resource),
+        ]
+    except InvalidRequest:
+        pass  # the application went meanwhile; its own records say so
+    bridge.events.publish(records)
     return {**{k: v for k, v in si_allocation(gone).items()
                if k in ("partitionName", "applicationID", "allocationKey")},
             "terminationType": release.terminationType, "message": release.message}
