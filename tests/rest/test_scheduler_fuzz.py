@@ -17,6 +17,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     response_headers_conformance,
+    response_schema_conformance,
     status_code_conformance,
 )
 
@@ -26,7 +27,7 @@ from quotactor.scheduler import Ask, Scheduler
 
 SHIM = "fuzz-shim-token"
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
-          response_headers_conformance]
+          response_headers_conformance, response_schema_conformance]
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,11 @@
-"""The shim API's request bodies: YuniKorn's scheduler-interface messages in protobuf-JSON form.
+"""The shim API's bodies: YuniKorn's scheduler-interface messages in protobuf-JSON form.
 
 `NodeRequest`, `ApplicationRequest` and `AllocationRequest` carry the field names of `si.proto`
 (`nodeID`, `schedulableResource`, `applicationID`, `ugi`, `allocationKey`, `resourcePerAlloc`,
 `releases.allocationsToRelease`, ...). As in protobuf-JSON, enums may be given by name or by
 number and 64-bit quantities as numbers or decimal strings. Unknown fields are refused, so a
-misspelt field is a 400 naming it rather than a silently ignored request.
+misspelt field is a 400 naming it rather than a silently ignored request. The answers' models
+at the end document the responses in the OpenAPI document.
 """
 
 from __future__ import annotations
@@ -16,12 +17,17 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 __all__ = [
     "AddApplicationRequest",
     "Allocation",
+    "AllocationAnswer",
     "AllocationRelease",
     "AllocationReleasesRequest",
     "AllocationRequest",
+    "ApplicationAnswer",
     "ApplicationRequest",
+    "Decision",
+    "Decisions",
     "NodeInfo",
     "NodeRequest",
+    "NodeResponse",
     "Quantity",
     "RemoveApplicationRequest",
     "SiResource",
@@ -141,3 +147,87 @@ class AllocationRequest(_Message):
     releases: AllocationReleasesRequest | None = None
     rmID: str = ""
     allocations: list[Allocation] = Field(default_factory=list, max_length=MAX_ITEMS)
+
+
+# -- answers (documented in the OpenAPI document; the handlers build them as plain JSON) ------
+
+
+class _Answer(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class AcceptedNode(_Answer):
+    nodeID: str
+
+
+class RejectedNode(_Answer):
+    nodeID: str
+    reason: str
+
+
+class NodeResponse(_Answer):
+    """`si.NodeResponse`: what happened to each node of the request."""
+
+    accepted: list[AcceptedNode]
+    rejected: list[RejectedNode]
+
+
+class AcceptedApplication(_Answer):
+    applicationID: str
+
+
+class RejectedApplication(_Answer):
+    applicationID: str
+    reason: str
+
+
+class ApplicationAnswer(_Answer):
+    """`si.ApplicationResponse`'s accepted and rejected, plus the IDs actually removed."""
+
+    accepted: list[AcceptedApplication]
+    rejected: list[RejectedApplication]
+    removed: list[str]
+
+
+class RejectedAllocation(_Answer):
+    allocationKey: str
+    applicationID: str
+    reason: str
+
+
+class ReleasedAllocation(_Answer):
+    """`si.AllocationRelease` of something the request released (or an ask it withdrew)."""
+
+    partitionName: str
+    applicationID: str
+    allocationKey: str
+    terminationType: str
+    message: str
+
+
+class AllocationAnswer(_Answer):
+    """The asks the scheduler refused at once, and what the releases released."""
+
+    rejectedAllocations: list[RejectedAllocation]
+    released: list[ReleasedAllocation]
+
+
+class Decision(_Answer):
+    """One decision: exactly one of `allocationResponse` (`new`, `released`,
+    `rejectedAllocations`), `applicationResponse` or `nodeResponse`, for the shim `rmID`."""
+
+    id: int
+    rmID: str
+    allocationResponse: dict[str, list[dict[str, Any]]] | None = None
+    applicationResponse: dict[str, list[dict[str, Any]]] | None = None
+    nodeResponse: dict[str, list[dict[str, Any]]] | None = None
+
+
+class Decisions(_Answer):
+    """A page of the decision log: pass `position` as the next `after`; `missed` is true when
+    decisions after `after` were already dropped (the log keeps the newest 100,000)."""
+
+    position: int
+    lowest: int
+    missed: bool
+    decisions: list[Decision]

@@ -72,7 +72,9 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
         413: {"model": ErrorInfo},
     })
 
-    @router.post("/shim/nodes", summary="Register, update, drain or remove nodes (NodeRequest)")
+    @router.post("/shim/nodes", response_model=None,
+                 responses={200: {"model": si.NodeResponse}},
+                 summary="Register, update, drain or remove nodes (NodeRequest)")
     def nodes(request: si.NodeRequest) -> JSONResponse:
         plan = []
         for i, node in enumerate(request.nodes):
@@ -98,7 +100,8 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
             bridge.decide(request.rmID, "nodeResponse", {"rejected": rejected})
         return JSONResponse(response)
 
-    @router.post("/shim/applications",
+    @router.post("/shim/applications", response_model=None,
+                 responses={200: {"model": si.ApplicationAnswer}},
                  summary="Add or remove applications (ApplicationRequest)")
     def applications(request: si.ApplicationRequest) -> JSONResponse:
         news = []
@@ -137,7 +140,8 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
                           {"accepted": accepted, "rejected": rejected})
         return JSONResponse(response)
 
-    @router.post("/shim/allocations",
+    @router.post("/shim/allocations", response_model=None,
+                 responses={200: {"model": si.AllocationAnswer}},
                  summary="Add asks and release allocations (AllocationRequest)")
     def allocations(request: si.AllocationRequest) -> JSONResponse:
         asks = []
@@ -175,7 +179,8 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
             bridge.decide(request.rmID, "allocationResponse", {"rejectedAllocations": rejected})
         return JSONResponse({"rejectedAllocations": rejected, "released": released})
 
-    @router.get("/shim/decisions",
+    @router.get("/shim/decisions", response_model=None,
+                responses={200: {"model": si.Decisions}},
                 summary="What the scheduler decided after position ?after= (long-poll)")
     async def decisions(
         after: Annotated[int, Query(ge=0, description="the last decision id already seen")
