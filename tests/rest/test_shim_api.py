@@ -99,6 +99,22 @@ def test_a_shim_feeds_the_scheduler_and_reads_its_decisions(shim, scheduler) -> 
         "queues"]["resourceUsage"] == {}
 
 
+def test_a_body_is_json_whatever_its_content_type(server, scheduler) -> None:
+    """curl -d sends form-urlencoded; other clients send no type at all."""
+    body = b'{"nodes":[{"nodeID":"n1","action":"CREATE","schedulableResource":' \
+        b'{"resources":{"vcore":{"value":1}}}}]}'
+    for content_type in ("application/x-www-form-urlencoded", "text/plain", None):
+        headers = {"Authorization": f"Bearer {SHIM}"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        response = httpx.post(f"{server.url}/shim/nodes", content=body, headers=headers)
+        assert response.json() == {"accepted": [{"nodeID": "n1"}], "rejected": []}
+    bad = httpx.post(f"{server.url}/shim/nodes", content=b"nodes=1",
+                     headers={"Authorization": f"Bearer {SHIM}",
+                              "Content-Type": "application/x-www-form-urlencoded"})
+    assert bad.status_code == 400 and bad.json()["message"] == "Invalid request"
+
+
 def test_protobuf_json_forms_are_accepted(shim, scheduler) -> None:
     """int64 quantities as strings and enums by number, as protobuf-JSON encoders send them."""
     response = shim.node_request([{"nodeID": "n1", "action": 1, "schedulableResource": {

@@ -31,6 +31,7 @@ from quotactor.rest.scheduler.bridge import SchedulerBridge, si_allocation
 from quotactor.rest.scheduler.feed import event_record
 from quotactor.rest.schemas import ErrorInfo
 from quotactor.rest.shim import models as si
+from quotactor.rest.shim.content import JsonBodyRoute
 from quotactor.scheduler import ApplicationState, Ask, Scheduler
 from quotactor.scheduler.spec import DEFAULT_PARTITION
 from quotactor.scheduler.states import TERMINAL_STATES
@@ -66,7 +67,8 @@ def _resource(value: si.SiResource | None, field: str, positive: bool) -> dict[s
 
 def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
     """The write endpoints and decision long-poll of `scheduler`; all need the shim token."""
-    router = APIRouter(tags=["shim"], dependencies=[Depends(require_shim)], responses={
+    router = APIRouter(tags=["shim"], dependencies=[Depends(require_shim)],
+                       route_class=JsonBodyRoute, responses={
         400: {"model": ErrorInfo, "description": "a malformed request; nothing changed"},
         401: {"model": ErrorInfo}, 403: {"model": ErrorInfo}, 408: {"model": ErrorInfo},
         413: {"model": ErrorInfo},
