@@ -196,3 +196,21 @@ def test_unknown_partition_node_and_state_are_4xx(api) -> None:
     assert api.get("/partition/nope/queue/root").status_code == 404
     assert api.get("/partition/default/applications/sideways").status_code == 400
     assert api.get("/partition/default/application/nope").status_code == 404
+
+
+def test_put_config_goes_through_update_config(scheduler) -> None:
+    server: RestServer = scheduler.serve_rest(admin_token="adm")
+    bearer = {"Authorization": "Bearer adm"}
+    try:
+        with httpx.Client(base_url=server.url, timeout=10.0, headers=bearer) as admin:
+            before = admin.get("/partition/default/queues").json()
+            broken = admin.put("/config", content=CONFIG.replace("max: {vcore: 8000}",
+                                                                 "max: {vcore: lots}"))
+            assert broken.status_code == 400 and "vcore" in broken.json()["message"]
+            assert admin.get("/partition/default/queues").json() == before
+            grown = CONFIG + "          - name: b\n"
+            assert admin.put("/config", content=grown).status_code == 204
+            assert admin.get("/partition/default/queue/root.b").status_code == 200
+            assert admin.get("/config").text == grown
+    finally:
+        server.stop()

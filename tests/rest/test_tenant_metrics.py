@@ -107,3 +107,22 @@ def test_allocation_latency_is_observed(scheduler) -> None:
     counts = [line for line in text.splitlines()
               if line.startswith("quotactor_allocation_latency_seconds_count")]
     assert counts and float(counts[0].rsplit(" ", 1)[1]) >= 1.0
+
+
+def test_a_scrape_stays_small_with_thousands_of_users() -> None:
+    many = 3000
+    with Scheduler.start(CONFIG) as scheduler:
+        ugm = scheduler.ugm()
+        for i in range(many):  # usage alone is enough to make a user a tenant
+            assert ugm.increase_tracked_resource("root.a", f"app-{i}", {"slots": 1 + i % 2},
+                                                 UserGroup(f"u{i}", ["g"]))
+        server = scheduler.serve_rest()
+        try:
+            text = httpx.get(f"{server.url}/metrics", timeout=30.0).text
+        finally:
+            server.stop()
+    users = {line.split('name="', 1)[1].split('"', 1)[0] for line in text.splitlines()
+             if line.startswith("quotactor_tenant_") and 'kind="user"' in line}
+    assert len(users) == 20
+    assert f'quotactor_tenants_omitted{{kind="user",partition="default"}} {many - 20}.0' in text
+    assert len(text) < 64 * 1024, len(text)
