@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -228,3 +230,17 @@ def test_service_errors_carry_yunikorns_error_body(server) -> None:
     with Client(server.url, shim_token="wrong") as bad, pytest.raises(ServiceError) as caught:
         bad.add_node("n1", {"vcore": 1})
     assert caught.value.status_code == 403 and "not valid" in caught.value.description
+
+
+def test_a_trickled_body_is_a_408_not_a_held_connection(scheduler) -> None:
+    server = scheduler.serve_rest(shim_token=SHIM, body_timeout=0.3)
+    try:
+        parts = urlsplit(server.url)
+        with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+            sock.sendall(b"POST /ws/v1/shim/nodes HTTP/1.1\r\nHost: x\r\n"
+                         b"Authorization: Bearer " + SHIM.encode() + b"\r\n"
+                         b"Content-Length: 100\r\n\r\n{\"nodes\":")
+            answer = sock.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 408"), answer
+    finally:
+        server.stop()

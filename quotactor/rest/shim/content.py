@@ -4,7 +4,8 @@
 in other languages send no type at all; YuniKorn's own REST API reads JSON regardless. FastAPI
 would take such a body for a form and answer 400, so the shim's routes use this route class,
 which presents every body to FastAPI as `application/json` (a body that is not JSON is still a
-400 naming the problem).
+400 naming the problem). It also reads the body first, within the server's body deadline
+(`request_body`), so a client trickling its body gets a 408 instead of holding the connection.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import Any
 
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
+
+from quotactor.rest.http.body import request_body
 
 __all__ = ["JsonBodyRoute"]
 
@@ -28,7 +31,8 @@ class JsonBodyRoute(APIRoute):
 
         async def as_json(request: Request) -> Response:
             headers = [(k, v) for k, v in request.scope["headers"] if k != b"content-type"]
-            scope = {**request.scope, "headers": [*headers, _JSON]}
-            return await handle(Request(scope, request.receive))
+            as_sent = Request({**request.scope, "headers": [*headers, _JSON]}, request.receive)
+            await request_body(as_sent)  # kept by the request for the handler to parse
+            return await handle(as_sent)
 
         return as_json
