@@ -11,6 +11,7 @@ usage and for allocations that lost their node or their application.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from importlib import metadata
 from typing import Any
 
 from quotactor.core.resources import Resource
@@ -107,9 +108,16 @@ def _filter(spec: FilterSpec) -> dict[str, Any]:
 
 def cluster_view(partitions: Iterable[Partition], started_ns: int) -> list[dict[str, Any]]:
     """`ClusterDAOInfo` per partition, as YuniKorn lists one entry per partition."""
-    return [{"startTime": started_ns,
-             "rmBuildInformation": [{"rmId": CLUSTER_ID, "buildVersion": "quotactor"}],
+    build = {"buildDate": "", "buildVersion": _version(), "rmId": CLUSTER_ID}
+    return [{"startTime": started_ns, "rmBuildInformation": [dict(build)],
              "partition": p.name, "clusterName": CLUSTER_ID} for p in partitions]
+
+
+def _version() -> str:
+    try:
+        return f"quotactor {metadata.version('quotactor')}"
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "quotactor"
 
 
 def _check(name: str, description: str, bad: list[str], what: str) -> dict[str, Any]:

@@ -61,6 +61,37 @@ def _keys(value: Any) -> set[str]:
     return set(value[0] if isinstance(value, list) else value)
 
 
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    return type(value).__name__
+
+
+FREE_FORM = {"attributes", "properties", "allocationTags", "capacity", "allocated", "occupied",
+             "available", "utilized", "usedResource", "maxUsedResource", "pendingResource",
+             "maxResource", "guaranteedResource", "allocatedResource", "preemptingResource",
+             "absUsedCapacity", "resource", "usedCapacity", "utilization", "minResource",
+             "applications"}
+"""Maps keyed by resource, tag or state names: their keys are data, not field names."""
+
+
+def _shape_mismatches(theirs: Any, ours: Any, where: str = "") -> list[str]:
+    """Where our body's JSON types or field names differ from YuniKorn's (theirs: a sample)."""
+    if theirs is None or ours is None:
+        return []
+    if _kind(theirs) != _kind(ours):
+        return [f"{where}: {_kind(ours)} where YuniKorn has {_kind(theirs)}"]
+    if isinstance(theirs, list):
+        return _shape_mismatches(theirs[0], ours[0], f"{where}[0]") if theirs and ours else []
+    if isinstance(theirs, dict):
+        missing = [f"{where}.{k}: missing" for k in theirs if k not in ours]
+        return missing + [m for k in theirs if k in ours and k not in FREE_FORM
+                          for m in _shape_mismatches(theirs[k], ours[k], f"{where}.{k}")]
+    return []
+
+
 @pytest.mark.parametrize(("path", "fixture"), [
     ("/clusters", "clusters"),
     ("/partitions", "partitions"),
@@ -76,6 +107,7 @@ def test_bodies_carry_yunikorns_field_names(api, path, fixture) -> None:
     assert ours, path
     theirs = WEB_DB[fixture]
     assert _keys(theirs) <= _keys(ours), (path, _keys(theirs) - _keys(ours))
+    assert _shape_mismatches(theirs, ours) == [], path
 
 
 def test_history_samples_carry_yunikorns_field_names(api, scheduler) -> None:
