@@ -246,3 +246,13 @@ def test_put_config_goes_through_update_config(scheduler) -> None:
             assert admin.get("/config").text == grown
     finally:
         server.stop()
+
+
+def test_a_stream_resumes_after_its_last_event_id(api, scheduler) -> None:
+    seen = api.get("/events/batch").json()["HighestID"]
+    scheduler.add_ask("app-3", Ask("again", {"vcore": 10}))
+    scheduler.schedule()
+    with api.stream("GET", "/events/stream?count=1",
+                    headers={"Last-Event-ID": str(seen)}) as response:
+        data = [line for line in response.iter_lines() if line.startswith("data: ")]
+    assert json.loads(data[1][6:])["id"] == seen + 1
