@@ -100,7 +100,8 @@ def start_rest_server(
     body_timeout: float = 10.0,
     header_timeout: float = 10.0,
     keep_alive_timeout: int = 5,
-    limit_concurrency: int = 1000,
+    limit_concurrency: int = 4096,
+    connections_per_client: int = 256,
     worker_threads: int = 8,
     snapshot_interval: float = 0.05,
     backlog: int = 128,
@@ -114,7 +115,9 @@ def start_rest_server(
 
     Defaults are the safe ones: loopback only, bodies up to 1 MiB (413 beyond), `PUT /config`
     refused unless `admin_token` is given, at most `limit_concurrency` connections (503
-    beyond; idle ones cost no worker, so this is a file-descriptor guard, not a throttle),
+    beyond; idle ones cost no worker, so this is a file-descriptor guard, not a throttle) and
+    `connections_per_client` from one address (closed beyond, so one client hoarding idle
+    connections cannot take the slots of others),
     `worker_threads` facade calls at a time, request heads and bodies that must arrive
     within `header_timeout` / `body_timeout` seconds, and full user/group lists and health
     reports taken at most once per `snapshot_interval` seconds per partition, shared by the
@@ -138,7 +141,7 @@ def start_rest_server(
         host=host,
         port=port,
         loop="asyncio",
-        http=with_header_timeout(header_timeout),
+        http=with_header_timeout(header_timeout, connections_per_client),
         lifespan="on",
         log_config=None,
         access_log=False,

@@ -43,6 +43,35 @@ def test_200_idle_connections_leave_a_normal_request_fast(server) -> None:
         assert health.status_code == 200
 
 
+def test_a_client_hoarding_connections_cannot_take_the_others_slots() -> None:
+    with Scheduler.start() as scheduler:
+        server = scheduler.serve_rest(connections_per_client=50, limit_concurrency=60)
+        parts = urlsplit(server.url)
+        try:
+            with ExitStack() as stack:
+                hoard = [stack.enter_context(socket.create_connection(
+                    (parts.hostname, parts.port), source_address=("127.0.0.1", 0)))
+                    for _ in range(80)]
+                # The 51st and later are closed by the server as they arrive.
+                extra = hoard[-1]
+                extra.settimeout(5.0)
+                try:
+                    extra.sendall(b"GET /ws/v1/partitions HTTP/1.1\r\nHost: x\r\n\r\n")
+                    answer = extra.recv(100)
+                except ConnectionResetError:
+                    answer = b""
+                assert answer == b"", "a connection beyond the cap was served"
+                # Another address still has its slots, promptly.
+                transport = httpx.HTTPTransport(local_address="127.0.0.2")
+                with httpx.Client(transport=transport, timeout=5.0) as other:
+                    started = time.perf_counter()
+                    response = other.get(f"{server.url}/partitions")
+                    assert response.status_code == 200, response.text
+                    assert time.perf_counter() - started < 1.0
+        finally:
+            server.stop()
+
+
 def test_every_request_is_logged_once(server, caplog) -> None:
     caplog.set_level(logging.INFO, logger="quotactor")
     httpx.get(f"{server.url}/partitions", timeout=5.0)
