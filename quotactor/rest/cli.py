@@ -17,6 +17,7 @@ from pathlib import Path
 from types import FrameType
 
 from quotactor.logs import get_logger
+from quotactor.rest.scheduler.metrics import TenantSelection
 from quotactor.rest.service import Service
 from quotactor.rest.state import MIB
 
@@ -50,6 +51,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                        f"${SHIM_TOKEN_ENV}); without one nothing can feed the scheduler")
     serve.add_argument("--scheduling-interval", type=float, default=0.1,
                        help="seconds between scheduling cycles (default 0.1)")
+    serve.add_argument("--tenant-metrics", default="top=20", metavar="top=N|all|none",
+                       help="which users and groups get their own metric labels: the top N by "
+                       "usage (default 20), all of them (opt in: a label set each), or none")
     serve.add_argument("--no-access-log", action="store_true",
                        help="do not log a line per request (logged at level info)")
     serve.add_argument("--max-body-bytes", type=int, default=MIB,
@@ -70,6 +74,18 @@ def _token(path: Path | None, env: str) -> str | None:
     return token
 
 
+def _tenant_selection(text: str) -> TenantSelection:
+    """`top=N`, `all` or `none` as a `TenantSelection`; ValueError with the reason if not."""
+    if text == "all":
+        return TenantSelection(mode="all")
+    if text == "none":
+        return TenantSelection(mode="none")
+    name, _, count = text.partition("=")
+    if name != "top" or not count.isdigit():
+        raise ValueError(f"--tenant-metrics: expected top=N, all or none, got {text!r}")
+    return TenantSelection(top=int(count))
+
+
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGINT/SIGTERM; the exit code of `quotactor serve`."""
     from quotactor.config import ConfigError
@@ -77,15 +93,19 @@ def run(args: argparse.Namespace) -> int:
     try:
         token = _token(args.admin_token_file, TOKEN_ENV)
         shim_token = _token(args.shim_token_file, SHIM_TOKEN_ENV)
+        tenants = _tenant_selection(args.tenant_metrics)
     except (OSError, ValueError) as exc:
         print(f"quotactor serve: {exc}", file=sys.stderr)
         return 2
+    if shim_token is None:
+        print(f"quotactor serve: no shim token (--shim-token-file or ${SHIM_TOKEN_ENV}): the "
+              "shim API is off, so nothing can feed the scheduler", file=sys.stderr)
     try:
         service = Service(args.config, host=args.host, port=args.port, admin_token=token,
                           shim_token=shim_token, watch_interval=args.watch_interval,
                           scheduling_interval=args.scheduling_interval,
                           max_body_bytes=args.max_body_bytes,
-                          access_log=not args.no_access_log)
+                          access_log=not args.no_access_log, tenants=tenants)
     except ValueError as exc:
         print(f"quotactor serve: {exc}", file=sys.stderr)
         return 2

@@ -296,3 +296,12 @@ def test_quotactor_serve_exits_1_when_the_port_is_taken(yunikorn_config, config_
             capture_output=True, text=True, timeout=30.0)
     assert finished.returncode == 1
     assert "cannot listen" in finished.stderr
+
+
+def test_quotactor_serve_refuses_a_bad_tenant_metrics_choice(yunikorn_config,
+                                                             config_file) -> None:
+    finished = subprocess.run([*_serve_command(), "--config", str(config_file), "--port", "0",
+                               "--tenant-metrics", "everyone"],
+                              capture_output=True, text=True, timeout=30.0)
+    assert finished.returncode == 2
+    assert finished.stderr.strip().endswith("expected top=N, all or none, got 'everyone'")
