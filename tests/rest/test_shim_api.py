@@ -136,6 +136,8 @@ def test_protobuf_json_forms_are_accepted(shim, scheduler) -> None:
         "resources": {"vcore": {"value": "lots"}}}}]}, "value"),
     ("/shim/nodes", {"nodes": [], "rmId": "typo"}, "rmId"),
     ("/shim/applications", {"new": [{"applicationID": "a"}]}, "new.0.ugi"),
+    ("/shim/applications", {"new": [{"applicationID": "a", "ugi": {"user": " "}}]},
+     "new.0.ugi"),
     ("/shim/applications", {"new": [{"applicationID": "a", "ugi": {"user": "u"},
                                      "partitionName": "gpu"}]}, "new.0.partitionName"),
     ("/shim/allocations", {"allocations": [{"allocationKey": "k", "applicationID": "a"}]},

@@ -68,7 +68,7 @@ class Quantity(_Message):
 class SiResource(_Message):
     resources: dict[Name, Quantity] = Field(default_factory=dict, max_length=64)
 
-    def values(self) -> dict[str, int]:
+    def quantities(self) -> dict[str, int]:
         return {name: quantity.value for name, quantity in self.resources.items()}
 
 

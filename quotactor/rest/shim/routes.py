@@ -57,7 +57,7 @@ def _node_partition(scheduler: Scheduler, node: si.NodeInfo, index: int) -> str:
 
 
 def _resource(value: si.SiResource | None, field: str, positive: bool) -> dict[str, int]:
-    values = {} if value is None else value.values()
+    values = {} if value is None else value.quantities()
     if any(v < 0 for v in values.values()):
         raise ApiError(400, "Invalid request", f"{field}: quantities must not be negative")
     if positive and not any(v > 0 for v in values.values()):
@@ -112,13 +112,17 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
             if app.placeholderAsk is not None or app.gangSchedulingStyle:
                 raise ApiError(400, "Invalid request", f"new.{i}.placeholderAsk: gang "
                                "scheduling is not offered through the shim API yet")
-            news.append((app, partition))
+            try:
+                user = UserGroup(app.ugi.user, list(app.ugi.groups))
+            except InvalidRequest as exc:
+                raise ApiError(400, "Invalid request", f"new.{i}.ugi: {exc}") from None
+            news.append((app, partition, user))
         removes = [(gone, _partition(scheduler, gone.partitionName, f"remove.{i}.partitionName"))
                    for i, gone in enumerate(request.remove)]
         accepted: list[dict[str, str]] = []
         rejected: list[dict[str, str]] = []
-        for app, partition in news:
-            reason = _add_application(scheduler, bridge, request.rmID, app, partition)
+        for app, partition, user in news:
+            reason = _add_application(scheduler, bridge, request.rmID, app, partition, user)
             if reason is None:
                 accepted.append({"applicationID": app.applicationID})
             else:
@@ -256,8 +260,8 @@ def _apply_node(scheduler: Scheduler, bridge: SchedulerBridge, rm_id: str, node:
 
 
 def _add_application(scheduler: Scheduler, bridge: SchedulerBridge, rm_id: str,
-                     app: si.AddApplicationRequest, partition: str) -> str | None:
-    user = UserGroup(app.ugi.user, list(app.ugi.groups))
+                     app: si.AddApplicationRequest, partition: str, user: UserGroup
+                     ) -> str | None:
     try:
         info = scheduler.submit(app.applicationID, user, queue=app.queueName,
                                 partition=partition, tags=app.tags)
