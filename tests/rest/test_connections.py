@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -72,15 +73,46 @@ def test_a_client_hoarding_connections_cannot_take_the_others_slots() -> None:
             server.stop()
 
 
-def test_every_request_is_logged_once(server, caplog) -> None:
-    caplog.set_level(logging.INFO, logger="quotactor")
+class _AccessLines(logging.Handler):
+    """Collects `rest.request` events; the line is written just after the response is sent,
+    so a test waits for the count it expects instead of reading at once."""
+
+    def __init__(self, expected: int) -> None:
+        super().__init__(logging.INFO)
+        self.lines: list[dict[str, object]] = []
+        self.expected = expected
+        self.complete = threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if isinstance(record.msg, dict) and record.msg.get("event") == "rest.request":
+            self.lines.append(record.msg)
+            if len(self.lines) >= self.expected:
+                self.complete.set()
+
+
+@pytest.fixture
+def access_lines() -> Iterator[_AccessLines]:
+    logger = logging.getLogger("quotactor")
+    handler = _AccessLines(expected=2)
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def test_every_request_is_logged_once(server, access_lines) -> None:
     httpx.get(f"{server.url}/partitions", timeout=5.0)
     httpx.get(f"{server.url}/partition/nope/nodes", timeout=5.0)
-    lines = [r.msg for r in caplog.records
-             if isinstance(r.msg, dict) and r.msg.get("event") == "rest.request"]
+    assert access_lines.complete.wait(5.0)
+    lines = access_lines.lines
     assert [(line["method"], line["path"], line["status"]) for line in lines] == [
         ("GET", "/ws/v1/partitions", 200), ("GET", "/ws/v1/partition/nope/nodes", 404)]
-    assert all(line["ms"] >= 0 and line["client"].startswith("127.0.0.1:") for line in lines)
+    assert all(float(str(line["ms"])) >= 0 and str(line["client"]).startswith("127.0.0.1:")
+               for line in lines)
 
 
 def test_the_access_log_can_be_turned_off(caplog) -> None:
