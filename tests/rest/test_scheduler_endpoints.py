@@ -13,6 +13,7 @@ import pytest
 from quotactor import UserGroup
 from quotactor.client import encode_name
 from quotactor.rest import RestServer
+from quotactor.rest.scheduler.bridge import SchedulerBridge
 from quotactor.scheduler import Ask, Scheduler
 
 WEB_DB = json.loads((Path(__file__).resolve().parents[1] / "data" / "yunikorn-rest" /
@@ -49,7 +50,7 @@ def scheduler() -> Iterator[Scheduler]:
 
 @pytest.fixture
 def api(scheduler: Scheduler) -> Iterator[httpx.Client]:
-    server: RestServer = scheduler.serve_rest(history_interval=0.01)
+    server: RestServer = scheduler.serve_rest()
     try:
         with httpx.Client(base_url=server.url, timeout=10.0) as client:
             yield client
@@ -110,8 +111,7 @@ def test_bodies_carry_yunikorns_field_names(api, path, fixture) -> None:
     assert _shape_mismatches(theirs, ours) == [], path
 
 
-def test_history_samples_carry_yunikorns_field_names(api, scheduler) -> None:
-    scheduler.schedule()
+def test_history_samples_carry_yunikorns_field_names(api) -> None:
     apps = api.get("/history/apps").json()
     containers = api.get("/history/containers").json()
     assert apps and _keys(WEB_DB["appHistory"]) == _keys(apps)
@@ -256,3 +256,20 @@ def test_a_stream_resumes_after_its_last_event_id(api, scheduler) -> None:
                     headers={"Last-Event-ID": str(seen)}) as response:
         data = [line for line in response.iter_lines() if line.startswith("data: ")]
     assert json.loads(data[1][6:])["id"] == seen + 1
+
+
+def test_history_is_sampled_by_the_cycles_once_per_interval(scheduler) -> None:
+    bridge = SchedulerBridge(scheduler, history_interval=1e-9)
+    try:
+        assert len(bridge.history()) == 1
+        scheduler.schedule()
+        scheduler.schedule()
+        assert len(bridge.history()) == 3
+    finally:
+        bridge.close()
+    slow = SchedulerBridge(scheduler, history_interval=3600.0)
+    try:
+        scheduler.schedule()
+        assert len(slow.history()) == 1
+    finally:
+        slow.close()

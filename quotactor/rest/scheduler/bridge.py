@@ -59,6 +59,7 @@ class SchedulerBridge:
         self._next_sample = time.monotonic() + history_interval
         self._owners: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
+        self.sample()  # the history starts when serving does, not a minute later
         self._remove_listener = scheduler.add_cycle_listener(self._on_cycle)
 
     def close(self) -> None:
