@@ -246,3 +246,20 @@ def test_a_trickled_body_is_a_408_not_a_held_connection(scheduler) -> None:
         assert answer.startswith(b"HTTP/1.1 408"), answer
     finally:
         server.stop()
+
+
+def test_application_state_changes_are_event_records(shim, scheduler) -> None:
+    shim.add_node("n1", {"vcore": 4000})
+    shim.add_application("app-1", "sue", queue="root.a")
+    shim.ask("app-1", "k1", {"vcore": 1000})
+    shim.ask("app-1", "k2", {"vcore": 1000})
+    scheduler.schedule()
+    shim.release("app-1", "k1")
+    shim.remove_application("app-1")
+    records = shim.events()["EventRecords"]
+    states = [r["message"] for r in records
+              if r["type"] == 2 and r["objectID"] == "app-1" and r["eventChangeType"] == 1]
+    assert states == ["state New", "state Accepted", "state Running", "state Completed"]
+    details = {r["message"]: r["eventChangeDetail"] for r in records if r["message"] in states}
+    assert details == {"state New": 203, "state Accepted": 204, "state Running": 206,
+                       "state Completed": 208}

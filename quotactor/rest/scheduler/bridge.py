@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from quotactor.core.errors import InvalidRequest
-from quotactor.rest.scheduler.feed import Feed, event_record
-from quotactor.scheduler import Allocation, ApplicationInfo, Scheduler
+from quotactor.rest.scheduler.feed import CHANGE_DETAILS, Feed, event_record
+from quotactor.scheduler import Allocation, ApplicationInfo, ApplicationState, Scheduler
 
 __all__ = ["HISTORY_SAMPLES", "SchedulerBridge", "si_allocation", "si_resource"]
 
@@ -58,6 +58,7 @@ class SchedulerBridge:
         self._history: deque[tuple[int, int, int]] = deque(maxlen=HISTORY_SAMPLES)
         self._next_sample = time.monotonic() + history_interval
         self._owners: dict[tuple[str, str], str] = {}
+        self._states: dict[tuple[str, str], ApplicationState] = {}
         self._lock = threading.Lock()
         self.sample()  # the history starts when serving does, not a minute later
         self._remove_listener = scheduler.add_cycle_listener(self._on_cycle)
@@ -80,6 +81,28 @@ class SchedulerBridge:
     def forget(self, partition: str, application_id: str) -> None:
         with self._lock:
             self._owners.pop((partition, application_id), None)
+            self._states.pop((partition, application_id), None)
+
+    # -- application states ----------------------------------------------------------------
+
+    def note_state(self, partition: str, application_id: str) -> None:
+        """Publish the application's state if it changed since last noted (after a write)."""
+        self.events.publish(self._state_records([(partition, application_id,
+                                                  self._info(partition, application_id))]))
+
+    def _state_records(self, infos: Iterable[tuple[str, str, ApplicationInfo | None]]
+                       ) -> list[dict[str, Any]]:
+        records = []
+        with self._lock:
+            for partition, app_id, info in infos:
+                if info is None or self._states.get((partition, app_id)) is info.state:
+                    continue
+                self._states[partition, app_id] = info.state
+                detail = f"APP_{info.state.value.upper()}"
+                records.append(event_record(
+                    "APP", app_id, "SET", detail if detail in CHANGE_DETAILS else "DETAILS_NONE",
+                    message=f"state {info.state.value}", reference=info.queue_path))
+        return records
 
     # -- decisions -------------------------------------------------------------------------
 
@@ -99,6 +122,7 @@ class SchedulerBridge:
                     infos[key] = self._info(*key)
                 records.extend(_allocated_records(allocation, infos[key]))
                 by_owner.setdefault(self.owner(*key), []).append(si_allocation(allocation))
+            records.extend(self._state_records((p, a, i) for (p, a), i in infos.items()))
             self.events.publish(records)
             self.decisions.publish([{"rmID": rm_id, "allocationResponse": {"new": news}}
                                     for rm_id, news in sorted(by_owner.items())])

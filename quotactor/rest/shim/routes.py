@@ -136,6 +136,7 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
                 scheduler.remove_application(app_id, partition=partition)
             except InvalidRequest:
                 continue  # gone already: a replay
+            bridge.note_state(partition, app_id)
             bridge.forget(partition, app_id)
             removed.append(app_id)
             bridge.events.publish([event_record("APP", app_id, "REMOVE",
@@ -285,6 +286,7 @@ def _add_application(scheduler: Scheduler, bridge: SchedulerBridge, rm_id: str,
         event_record("QUEUE", info.queue_path, "ADD", "DETAILS_NONE",
                      reference=app.applicationID, message="application added"),
     ])
+    bridge.note_state(partition, app.applicationID)
     return None
 
 
@@ -303,6 +305,7 @@ def _add_ask(scheduler: Scheduler, bridge: SchedulerBridge, allocation: si.Alloc
         return str(exc)
     bridge.events.publish([event_record("APP", app_id, "ADD", "APP_REQUEST", reference=ask.key,
                                         resource=dict(ask.resource.items()))])
+    bridge.note_state(partition, app_id)
     return None
 
 
@@ -338,6 +341,7 @@ def _release(scheduler: Scheduler, bridge: SchedulerBridge, release: si.Allocati
     except InvalidRequest:
         pass  # the application went meanwhile; its own records say so
     bridge.events.publish(records)
+    bridge.note_state(partition, app_id)
     return {**{k: v for k, v in si_allocation(gone).items()
                if k in ("partitionName", "applicationID", "allocationKey")},
             "terminationType": release.terminationType, "message": release.message}
