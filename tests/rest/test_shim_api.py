@@ -263,3 +263,30 @@ def test_application_state_changes_are_event_records(shim, scheduler) -> None:
     details = {r["message"]: r["eventChangeDetail"] for r in records if r["message"] in states}
     assert details == {"state New": 203, "state Accepted": 204, "state Running": 206,
                        "state Completed": 208}
+
+
+def test_concurrent_replays_of_the_same_requests_apply_once(server, scheduler) -> None:
+    """Four shims racing to send the same writes (a retrying front end): one of each lands."""
+
+    def session(index: int) -> list[Any]:
+        with Client(server.url, shim_token=SHIM, rm_id="rm-same") as client:
+            answers: list[Any] = [client.add_node("n1", {"vcore": 8000})]
+            answers.append(client.add_application("app-1", "sue", queue="root.a"))
+            answers += [client.ask("app-1", f"k{i}", {"vcore": 1000}) for i in range(4)]
+            scheduler.schedule()
+            answers += [client.ask("app-1", f"k{i}", {"vcore": 1000}) for i in range(4)]
+            return answers
+
+    with ThreadPoolExecutor(4) as pool:
+        results = [f.result(timeout=60) for f in [pool.submit(session, i) for i in range(4)]]
+    for answers in results:
+        assert answers[0] == {"accepted": [{"nodeID": "n1"}], "rejected": []}
+        assert answers[1]["accepted"] == [{"applicationID": "app-1"}]
+        assert all(a["rejectedAllocations"] == [] for a in answers[2:])
+    scheduler.schedule()
+    assert [n["nodeID"] for n in scheduler.nodes_view()] == ["n1"]
+    app = scheduler.application("app-1")
+    assert sorted(a.key for a in app.allocations) == ["k0", "k1", "k2", "k3"]
+    assert app.allocated == {"vcore": 4000} and app.pending == {}
+    assert scheduler.ugm().user_usage("sue")["queues"]["resourceUsage"] == {"vcore": 4000}
+    assert all(c["Succeeded"] for c in scheduler.health_checks())
