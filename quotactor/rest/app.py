@@ -12,15 +12,17 @@ from contextlib import asynccontextmanager
 
 import anyio.to_thread
 from fastapi import APIRouter, FastAPI
+from prometheus_client.registry import Collector
 
 from quotactor.rest import config_routes, ops_routes, usage_routes
-from quotactor.rest.bodylimit import BodyLimit
 from quotactor.rest.coalesce import Coalescer
-from quotactor.rest.errors import install_error_handlers
 from quotactor.rest.fanout import ConfigFanout
+from quotactor.rest.http.access_log import AccessLog
+from quotactor.rest.http.bodylimit import BodyLimit
+from quotactor.rest.http.errors import install_error_handlers
+from quotactor.rest.http.rawpath import RawPathRouting
 from quotactor.rest.openapi import use_corrected_openapi
-from quotactor.rest.rawpath import RawPathRouting
-from quotactor.rest.state import ConfigApplier, RestSettings, RestState
+from quotactor.rest.state import ConfigApplier, HealthChecks, RestSettings, RestState
 from quotactor.ugm import UserGroupManager
 
 __all__ = ["PREFIX", "create_app"]
@@ -33,12 +35,17 @@ def create_app(
     settings: RestSettings | None = None,
     apply_config: ConfigApplier | None = None,
     routers: Sequence[APIRouter] = (),
+    health_checks: HealthChecks | None = None,
+    access_log: bool = True,
+    collectors: Sequence[Collector] = (),
 ) -> FastAPI:
     """The app serving `managers` (read on every request, so a live mapping may change).
 
     `apply_config` replaces the running config on `PUT /config`; by default the new config is
     applied to every served manager, all or none. `routers` add endpoints under `/ws/v1` (the
-    elastic quota view, the simulator's YuniKorn views), with the same error handling.
+    elastic quota view, a scheduler's endpoints), with the same error handling;
+    `health_checks` adds checks to `/scheduler/healthcheck`; `access_log` logs each request;
+    `collectors` add metric families to `/metrics`.
     """
     settings = settings or RestSettings()
 
@@ -59,7 +66,8 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.rest = RestState(managers, settings, apply_config or ConfigFanout(managers),
-                               Coalescer(settings.snapshot_interval))
+                               Coalescer(settings.snapshot_interval), health_checks,
+                               tuple(collectors))
     for module in (usage_routes, config_routes, ops_routes):
         app.include_router(module.router, prefix=PREFIX)
     for router in routers:
@@ -68,4 +76,6 @@ def create_app(
     use_corrected_openapi(app)
     app.add_middleware(RawPathRouting)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    if access_log:
+        app.add_middleware(AccessLog)
     return app

@@ -1,8 +1,8 @@
 """`quotactor serve`: the command-line entry to `Service` (registered by `quotactor.cli`).
 
 The process runs until SIGINT or SIGTERM, then stops everything it started and exits 0. It
-refuses to start (exit 2) on an invalid or unreadable config or admin token file, and exits 1
-when it cannot listen on the address.
+refuses to start (exit 2) on an invalid or unreadable config or token file, and exits 1 when
+it cannot listen on the address.
 """
 
 from __future__ import annotations
@@ -17,12 +17,14 @@ from pathlib import Path
 from types import FrameType
 
 from quotactor.logs import get_logger
+from quotactor.rest.scheduler.metrics import TenantSelection
 from quotactor.rest.service import Service
 from quotactor.rest.state import MIB
 
-__all__ = ["TOKEN_ENV", "add_parser"]
+__all__ = ["SHIM_TOKEN_ENV", "TOKEN_ENV", "add_parser"]
 
 TOKEN_ENV = "QUOTACTOR_ADMIN_TOKEN"
+SHIM_TOKEN_ENV = "QUOTACTOR_SHIM_TOKEN"
 
 log = get_logger()
 
@@ -31,9 +33,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     """Register `serve` on the `quotactor` command's subparsers."""
     serve = subparsers.add_parser(
         "serve",
-        help="serve the YuniKorn-compatible REST API and metrics for a config file",
-        description="Track the partitions of CONFIG and serve their usage over REST "
-        "(prefix /ws/v1), reloading CONFIG whenever it changes.",
+        help="run a scheduler for a config file, with YuniKorn's REST API and a shim API",
+        description="Run a scheduler over the partitions of CONFIG (scheduling in the "
+        "background), serve YuniKorn's REST API and metrics (prefix /ws/v1) and, with a shim "
+        "token, the shim API that feeds it nodes, applications and asks; reload CONFIG "
+        "whenever it changes.",
     )
     serve.add_argument("--config", required=True, type=Path, help="scheduler config (YAML)")
     serve.add_argument("--host", default="127.0.0.1",
@@ -42,6 +46,16 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     serve.add_argument("--admin-token-file", type=Path,
                        help=f"file holding the token that enables PUT /config (or ${TOKEN_ENV});"
                        " without one the config can only change through the file")
+    serve.add_argument("--shim-token-file", type=Path,
+                       help=f"file holding the token that enables the shim API (or "
+                       f"${SHIM_TOKEN_ENV}); without one nothing can feed the scheduler")
+    serve.add_argument("--scheduling-interval", type=float, default=0.1,
+                       help="seconds between scheduling cycles (default 0.1)")
+    serve.add_argument("--tenant-metrics", default="top=20", metavar="top=N|all|none",
+                       help="which users and groups get their own metric labels: the top N by "
+                       "usage (default 20), all of them (opt in: a label set each), or none")
+    serve.add_argument("--no-access-log", action="store_true",
+                       help="do not log a line per request (logged at level info)")
     serve.add_argument("--max-body-bytes", type=int, default=MIB,
                        help="largest request body accepted (default 1 MiB)")
     serve.add_argument("--watch-interval", type=float, default=2.0,
@@ -49,16 +63,27 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     serve.set_defaults(func=run)
 
 
-def _admin_token(args: argparse.Namespace) -> str | None:
-    path: Path | None = args.admin_token_file
+def _token(path: Path | None, env: str) -> str | None:
     if path is None:
-        return os.environ.get(TOKEN_ENV, "").strip() or None
+        return os.environ.get(env, "").strip() or None
     if path.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO):
         log.warning("serve.token_file_readable_by_others", path=str(path))
     token = path.read_text(encoding="utf-8").strip()
     if not token:
-        raise ValueError(f"{path}: the admin token file is empty")
+        raise ValueError(f"{path}: the token file is empty")
     return token
+
+
+def _tenant_selection(text: str) -> TenantSelection:
+    """`top=N`, `all` or `none` as a `TenantSelection`; ValueError with the reason if not."""
+    if text == "all":
+        return TenantSelection(mode="all")
+    if text == "none":
+        return TenantSelection(mode="none")
+    name, _, count = text.partition("=")
+    if name != "top" or not count.isdigit():
+        raise ValueError(f"--tenant-metrics: expected top=N, all or none, got {text!r}")
+    return TenantSelection(top=int(count))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,8 +91,22 @@ def run(args: argparse.Namespace) -> int:
     from quotactor.config import ConfigError
 
     try:
-        token = _admin_token(args)
+        token = _token(args.admin_token_file, TOKEN_ENV)
+        shim_token = _token(args.shim_token_file, SHIM_TOKEN_ENV)
+        tenants = _tenant_selection(args.tenant_metrics)
     except (OSError, ValueError) as exc:
+        print(f"quotactor serve: {exc}", file=sys.stderr)
+        return 2
+    if shim_token is None:
+        print(f"quotactor serve: no shim token (--shim-token-file or ${SHIM_TOKEN_ENV}): the "
+              "shim API is off, so nothing can feed the scheduler", file=sys.stderr)
+    try:
+        service = Service(args.config, host=args.host, port=args.port, admin_token=token,
+                          shim_token=shim_token, watch_interval=args.watch_interval,
+                          scheduling_interval=args.scheduling_interval,
+                          max_body_bytes=args.max_body_bytes,
+                          access_log=not args.no_access_log, tenants=tenants)
+    except ValueError as exc:
         print(f"quotactor serve: {exc}", file=sys.stderr)
         return 2
     stop = threading.Event()
@@ -76,8 +115,6 @@ def run(args: argparse.Namespace) -> int:
         stop.set()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    service = Service(args.config, host=args.host, port=args.port, admin_token=token,
-                      watch_interval=args.watch_interval, max_body_bytes=args.max_body_bytes)
     try:
         try:
             service.start()

@@ -14,8 +14,8 @@ from fastapi.responses import JSONResponse
 
 from quotactor.config import load_config
 from quotactor.rest.auth import require_admin
-from quotactor.rest.body import request_body
-from quotactor.rest.errors import ApiError
+from quotactor.rest.http.body import request_body
+from quotactor.rest.http.errors import ApiError
 from quotactor.rest.schemas import ErrorInfo, ValidateConfResponse
 from quotactor.rest.state import manager_for, rest_state
 

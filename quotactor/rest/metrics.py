@@ -8,7 +8,7 @@ negotiated as prometheus_client's own handlers do (OpenMetrics when the scraper 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from prometheus_client import generate_latest
 from prometheus_client.exposition import choose_encoder
@@ -27,10 +27,12 @@ log = get_logger()
 
 
 class _Merged(Collector):
-    """The families of several registries, merged by name."""
+    """The families of several registries, merged by name, then those of `extra` collectors."""
 
-    def __init__(self, managers: Iterable[UserGroupManager]) -> None:
+    def __init__(self, managers: Iterable[UserGroupManager],
+                 extra: Sequence[Collector] = ()) -> None:
         self._managers = list(managers)
+        self._extra = list(extra)
 
     def collect(self) -> Iterable[Metric]:
         merged: dict[str, Metric] = {}
@@ -47,15 +49,16 @@ class _Merged(Collector):
                     into = merged[family.name] = Metric(
                         family.name, family.documentation, family.type, family.unit)
                 into.samples.extend(family.samples)
-        return list(merged.values())
+        return list(merged.values()) + [m for c in self._extra for m in c.collect()]
 
 
-def render_all(managers: Mapping[str, UserGroupManager], accept: str | None = None
-               ) -> tuple[bytes, str]:
-    """Every manager's metrics, one family per name, and their content type for `accept`."""
+def render_all(managers: Mapping[str, UserGroupManager], accept: str | None = None,
+               extra: Sequence[Collector] = ()) -> tuple[bytes, str]:
+    """Every manager's metrics, one family per name, then `extra`'s (a served scheduler's
+    per-tenant gauges), and their content type for `accept`."""
     try:
         encode, content_type = choose_encoder(accept or "")
     except (TypeError, ValueError):
         # prometheus_client trips over malformed versions in Accept; answer the classic format.
         encode, content_type = generate_latest, PROMETHEUS_TEXT
-    return encode(_Merged(managers.values())), content_type
+    return encode(_Merged(managers.values(), extra)), content_type

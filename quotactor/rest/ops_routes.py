@@ -12,10 +12,10 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from prometheus_client.openmetrics.exposition import CONTENT_TYPE_LATEST as OPENMETRICS
 
-from quotactor.rest.jsonbody import json_response, render_json
+from quotactor.rest.http.jsonbody import json_response, render_json
 from quotactor.rest.metrics import PROMETHEUS_TEXT, render_all
 from quotactor.rest.schemas import SchedulerHealth
-from quotactor.rest.state import rest_state
+from quotactor.rest.state import HealthChecks, rest_state
 from quotactor.ugm import UserGroupManager
 
 __all__ = ["router"]
@@ -58,12 +58,21 @@ def _checks(partition: str, manager: UserGroupManager) -> list[dict[str, Any]]:
 )
 def healthcheck(request: Request) -> Response:
     state = rest_state(request)
-    report = state.snapshots.get("health", lambda: render_json(_report(state.managers)))
+    report = state.snapshots.get("health", lambda: render_json(
+        _report(state.managers, state.health_checks)))
     return json_response(report)
 
 
-def _report(managers: Mapping[str, UserGroupManager]) -> dict[str, Any]:
+def _report(managers: Mapping[str, UserGroupManager], extra: HealthChecks | None
+            ) -> dict[str, Any]:
     checks = [check for name, manager in managers.items() for check in _checks(name, manager)]
+    if extra is not None:
+        try:
+            checks.extend(extra())
+        except Exception as exc:  # a scheduler that cannot answer is unhealthy, not a 500
+            checks.append({"Name": "Scheduler responsive", "Succeeded": False,
+                           "Description": "The scheduler answers its health checks",
+                           "DiagnosisMessage": f"{type(exc).__name__}: {exc}"})
     if not checks:
         checks = [{"Name": "Partitions served", "Succeeded": False,
                    "Description": "At least one partition is served",
@@ -80,6 +89,7 @@ def _report(managers: Mapping[str, UserGroupManager]) -> dict[str, Any]:
     summary="Prometheus metrics of every served partition",
 )
 def metrics(request: Request) -> Response:
-    body, content_type = render_all(rest_state(request).managers,
-                                    request.headers.get("accept"))
+    state = rest_state(request)
+    body, content_type = render_all(state.managers, request.headers.get("accept"),
+                                    state.collectors)
     return Response(body, headers={"Content-Type": content_type})

@@ -10,15 +10,16 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import uvicorn
 from fastapi import APIRouter
+from prometheus_client.registry import Collector
 
 from quotactor.logs import get_logger
 from quotactor.rest.app import PREFIX, create_app
-from quotactor.rest.protocol import with_header_timeout
-from quotactor.rest.state import MIB, ConfigApplier, RestSettings
+from quotactor.rest.http.protocol import with_header_timeout
+from quotactor.rest.state import MIB, ConfigApplier, HealthChecks, RestSettings
 from quotactor.ugm import UserGroupManager
 
 __all__ = ["RestServer", "start_rest_server"]
@@ -38,6 +39,7 @@ class RestServer:
         self._socket = sock
         self._thread = thread
         self._lock = threading.Lock()
+        self._on_stop: list[Callable[[], None]] = []
         host, self.port = sock.getsockname()[:2]
         self.host: str = host
         shown = f"[{host}]" if ":" in host else host
@@ -47,12 +49,20 @@ class RestServer:
     def running(self) -> bool:
         return self._thread.is_alive()
 
+    def on_stop(self, cleanup: Callable[[], None]) -> None:
+        """Run `cleanup` once the server has stopped (what the server's routes hold)."""
+        with self._lock:
+            self._on_stop.append(cleanup)
+
     def stop(self) -> None:
         """Finish requests in flight (briefly), close the port and join the thread."""
         with self._lock:
             self._server.should_exit = True
             self._thread.join(_STOP_TIMEOUT)
             self._socket.close()
+            cleanups, self._on_stop = self._on_stop, []
+        for cleanup in cleanups:
+            cleanup()
         if self._thread.is_alive():
             log.warning("rest.stop_timed_out", url=self.url)
         else:
@@ -90,36 +100,48 @@ def start_rest_server(
     body_timeout: float = 10.0,
     header_timeout: float = 10.0,
     keep_alive_timeout: int = 5,
-    limit_concurrency: int = 64,
+    limit_concurrency: int = 4096,
+    connections_per_client: int = 256,
     worker_threads: int = 8,
     snapshot_interval: float = 0.05,
     backlog: int = 128,
     routers: Sequence[APIRouter] = (),
+    shim_token: str | None = None,
+    health_checks: HealthChecks | None = None,
+    access_log: bool = True,
+    collectors: Sequence[Collector] = (),
 ) -> RestServer:
     """Serve `managers` (partition name -> manager) over HTTP from a daemon thread.
 
     Defaults are the safe ones: loopback only, bodies up to 1 MiB (413 beyond), `PUT /config`
     refused unless `admin_token` is given, at most `limit_concurrency` connections (503
-    beyond), `worker_threads` facade calls at a time, request heads and bodies that must arrive
+    beyond; idle ones cost no worker, so this is a file-descriptor guard, not a throttle) and
+    `connections_per_client` from one address (closed beyond, so one client hoarding idle
+    connections cannot take the slots of others),
+    `worker_threads` facade calls at a time, request heads and bodies that must arrive
     within `header_timeout` / `body_timeout` seconds, and full user/group lists and health
     reports taken at most once per `snapshot_interval` seconds per partition, shared by the
     requests waiting for them (each still taken after its request arrived). `managers` is read
     on every request: pass a `Partitions` to add or remove partitions while serving.
     `apply_config` replaces the config on `PUT /config` (default: applied to every served
-    manager, all or none). `routers` add endpoints under `/ws/v1`.
+    manager, all or none). `routers` add endpoints under `/ws/v1`; `shim_token` is what
+    their shim writes require (see `serve_scheduler`); `health_checks` adds checks to the
+    health report; `access_log=False` turns the per-request log line off; `collectors` add
+    metric families to `/metrics`.
     """
     for name, manager in managers.items():
         if manager.partition != name:
             raise ValueError(f"manager of partition {manager.partition!r} listed as {name!r}")
     settings = RestSettings(admin_token, max_body_bytes, body_timeout, worker_threads,
-                            snapshot_interval)
-    app = create_app(managers, settings, apply_config, routers)
+                            snapshot_interval, shim_token)
+    app = create_app(managers, settings, apply_config, routers, health_checks, access_log,
+                     collectors)
     config = uvicorn.Config(
         app,
         host=host,
         port=port,
         loop="asyncio",
-        http=with_header_timeout(header_timeout),
+        http=with_header_timeout(header_timeout, connections_per_client),
         lifespan="on",
         log_config=None,
         access_log=False,

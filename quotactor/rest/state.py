@@ -8,24 +8,28 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from fastapi import Request
+from prometheus_client.registry import Collector
 
 from quotactor.core.errors import OperationTimeout
 from quotactor.rest.coalesce import Coalescer
-from quotactor.rest.errors import ApiError
+from quotactor.rest.http.errors import ApiError
 from quotactor.ugm import UserGroupManager
 
 __all__ = [
-    "MIB", "ConfigApplier", "RestSettings", "RestState", "call_facade", "manager_for",
-    "rest_state",
+    "MIB", "ConfigApplier", "HealthChecks", "RestSettings", "RestState", "call_facade",
+    "manager_for", "rest_state",
 ]
 
 T = TypeVar("T")
 
 ConfigApplier = Callable[[bytes], None]
 """Validates a YAML body and applies it to the served partitions; raises `ConfigError`."""
+
+HealthChecks = Callable[[], list[dict[str, Any]]]
+"""Extra YuniKorn health checks (a served scheduler's), added to the managers' own."""
 
 MIB = 1024 * 1024
 
@@ -39,6 +43,7 @@ class RestSettings:
     body_timeout: float = 10.0
     worker_threads: int = 8
     snapshot_interval: float = 0.05
+    shim_token: str | None = None
 
     def __post_init__(self) -> None:
         if self.admin_token is not None:
@@ -47,6 +52,8 @@ class RestSettings:
             object.__setattr__(self, "admin_token", self.admin_token.strip())
         if self.admin_token is not None and not self.admin_token:
             raise ValueError("an admin token must not be empty or blank")
+        if self.shim_token is not None and not self.shim_token.strip():
+            raise ValueError("a shim token must not be empty or blank")
         if self.max_body_bytes < 1:
             raise ValueError("max_body_bytes must be positive")
         if self.body_timeout <= 0:
@@ -65,6 +72,8 @@ class RestState:
     settings: RestSettings
     apply_config: ConfigApplier
     snapshots: Coalescer
+    health_checks: HealthChecks | None = None
+    collectors: tuple[Collector, ...] = ()
 
 
 def rest_state(request: Request) -> RestState:

@@ -14,9 +14,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Request, Response
 from fastapi.responses import JSONResponse
 
-from quotactor.rest.errors import ApiError
-from quotactor.rest.jsonbody import json_response, render_json
-from quotactor.rest.names import decode_segment, group_name, user_name
+from quotactor.rest.http.errors import ApiError
+from quotactor.rest.http.jsonbody import json_response, render_json
+from quotactor.rest.http.names import decode_segment, group_name, user_name
 from quotactor.rest.schemas import ErrorInfo, GroupUsage, UserUsage
 from quotactor.rest.state import call_facade, manager_for, rest_state
 

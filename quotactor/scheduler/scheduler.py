@@ -10,14 +10,16 @@ background thread with `start_background()`.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
 from quotactor.core.errors import InvalidRequest
 from quotactor.core.identity import UserGroup
 from quotactor.core.resources import ResourceLike
-from quotactor.scheduler import views
+from quotactor.logs import get_logger
+from quotactor.scheduler import cluster_views, views
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.ask import Ask
 from quotactor.scheduler.clock import Clock, SystemClock
@@ -33,10 +35,15 @@ from quotactor.scheduler.spec import DEFAULT_PARTITION, PartitionSpec, default_p
 from quotactor.scheduler.states import ApplicationState
 from quotactor.ugm import UserGroupManager
 
-__all__ = ["Scheduler", "SchedulerConfigSource"]
+__all__ = ["CycleListener", "Scheduler", "SchedulerConfigSource"]
+
+log = get_logger()
 
 SchedulerConfigSource = Any
 """None, YAML text, a path, a loaded `SchedulerConfig`, or `PartitionSpec`s."""
+
+CycleListener = Callable[[list[Allocation]], None]
+"""Told, with the scheduler's lock held, the allocations each cycle made (often none)."""
 
 
 class Scheduler:
@@ -54,6 +61,8 @@ class Scheduler:
         self._cycled = threading.Condition(self._lock)
         self._cycles = 0
         self._runner: PeriodicRunner | None = None
+        self._listeners: list[CycleListener] = []
+        self.started_ns = time.time_ns()
 
     @classmethod
     def start(cls, config: SchedulerConfigSource = None, *, clock: Clock | None = None,
@@ -207,8 +216,30 @@ class Scheduler:
             for name in sorted(self._partitions):
                 made.extend(self._partitions[name].schedule())
             self._cycles += 1
+            for listener in list(self._listeners):
+                try:
+                    listener(made)
+                except Exception:  # an observer's failure must not fail the cycle it observed
+                    log.exception("scheduler.cycle_listener_failed")
             self._cycled.notify_all()
             return made
+
+    def add_cycle_listener(self, listener: CycleListener) -> Callable[[], None]:
+        """Call `listener` after every cycle (from the thread that ran it); returns the undo.
+
+        This is how a REST server learns what was decided whoever drives the cycles (the
+        background loop, a simulator or the embedding shim). A listener must be quick and must
+        not call back into the scheduler from another thread while it runs.
+        """
+        with self._lock:
+            self._listeners.append(listener)
+
+        def remove() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return remove
 
     @property
     def cycles(self) -> int:
@@ -316,6 +347,57 @@ class Scheduler:
     def nodes_view(self, partition: str = DEFAULT_PARTITION) -> list[dict[str, Any]]:
         with self._lock:
             return views.nodes_view(self._partition(partition))
+
+    def queue_view(self, path: str, partition: str = DEFAULT_PARTITION, *,
+                   subtree: bool = False) -> dict[str, Any] | None:
+        """One queue (with its children's views when `subtree`); None if there is none."""
+        with self._lock:
+            return cluster_views.queue_view(self._partition(partition), path, subtree)
+
+    def node_view(self, node_id: str, partition: str = DEFAULT_PARTITION
+                  ) -> dict[str, Any] | None:
+        with self._lock:
+            return cluster_views.node_view(self._partition(partition), node_id)
+
+    def node_utilizations_view(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [cluster_views.node_utilizations_view(self._partitions[n])
+                    for n in sorted(self._partitions)]
+
+    def placement_rules_view(self, partition: str = DEFAULT_PARTITION) -> dict[str, Any]:
+        with self._lock:
+            return cluster_views.placement_rules_view(self._partition(partition))
+
+    def clusters_view(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return cluster_views.cluster_view(
+                [self._partitions[n] for n in sorted(self._partitions)], self.started_ns)
+
+    def health_checks(self) -> list[dict[str, Any]]:
+        """YuniKorn-shaped health checks of every partition (see `cluster_views`)."""
+        with self._lock:
+            return [check for n in sorted(self._partitions)
+                    for check in cluster_views.health_checks(self._partitions[n])]
+
+    def totals(self) -> tuple[int, int]:
+        """(applications, live allocations) over every partition: the history samples."""
+        with self._lock:
+            parts = self._partitions.values()
+            return (sum(len(p.apps) for p in parts),
+                    sum(len(n.allocations) for p in parts for n in p.nodes.nodes.values()))
+
+    # -- serving ---------------------------------------------------------------------------
+
+    def serve_rest(self, host: str = "127.0.0.1", port: int = 0, **options: Any) -> Any:
+        """Serve YuniKorn's REST API and the shim API for this scheduler from a daemon thread.
+
+        Returns the running `quotactor.rest.RestServer` (stop it before the scheduler);
+        `options` go to `quotactor.rest.serve_scheduler` (for example `shim_token`,
+        `admin_token`). Imported here so the scheduler does not depend on the web stack.
+        """
+        from quotactor.rest.scheduler.server import serve_scheduler
+
+        return serve_scheduler(self, host=host, port=port, **options)
 
     # -- recovery --------------------------------------------------------------------------
 

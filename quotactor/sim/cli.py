@@ -49,9 +49,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "the embedded YuniKorn-like scheduler, then print per-user and per-group waits and "
         "the time limits held jobs back, and write a JSON report and PNG plots.",
     )
-    simulate.add_argument("--config", action="append", type=Path, required=True,
+    simulate.add_argument("--config", action="append", type=Path, default=[],
                           metavar="QUEUES.yaml",
-                          help="YuniKorn queue config; give it twice to compare two configs")
+                          help="YuniKorn queue config; give it twice to compare two configs "
+                          "(required unless --target)")
     simulate.add_argument("--compare", type=Path, metavar="OTHER.yaml",
                           help="a second config to replay the same workload under and compare")
     simulate.add_argument("--workload", required=True, metavar="FILE|synthetic[:k=v,...]",
@@ -71,6 +72,15 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     simulate.add_argument("--jobs", type=int, metavar="N",
                           help="replay only the first N jobs (in submit order)")
     _output_args(simulate, DEFAULT_SIMULATE_OUT)
+    remote = simulate.add_argument_group("against a running service (quotactor serve)")
+    remote.add_argument("--target", metavar="URL",
+                        help="replay through the shim API of the service at URL, in "
+                        "accelerated real time, instead of in-process (needs the shim token "
+                        "in $QUOTACTOR_SHIM_TOKEN)")
+    remote.add_argument("--speed", type=float, default=1000.0,
+                        help="--target: trace seconds per wall second (default 1000)")
+    remote.add_argument("--timeout", type=float, default=600.0,
+                        help="--target: give up after this many wall seconds (default 600)")
     simulate.set_defaults(func=run_simulate, sim_command="simulate")
 
     demo = subparsers.add_parser(
@@ -137,6 +147,12 @@ def run_simulate(args: argparse.Namespace) -> int:
     """`quotactor simulate`."""
     from quotactor.sim.workload import load_workload, parse_group_names
 
+    if args.target:
+        return _run_remote(args)
+    if not args.config:
+        print("quotactor simulate: give --config QUEUES.yaml (or --target URL)",
+              file=sys.stderr)
+        return 2
     paths: list[Path] = list(args.config) + ([args.compare] if args.compare else [])
     try:
         if len(paths) > 2:
@@ -157,6 +173,36 @@ def run_simulate(args: argparse.Namespace) -> int:
     _report_bad_lines(workload)
     options = ReplayOptions(partition=args.partition, packing=args.packing)
     return _run(args, runs, workload, cluster, options, _simulate_preamble(workload))
+
+
+def _run_remote(args: argparse.Namespace) -> int:
+    """`simulate --target URL`: the workload through a running service's shim API."""
+    import os
+
+    import httpx
+
+    from quotactor.client import Client, ServiceError
+    from quotactor.sim.remote import replay_remote
+    from quotactor.sim.workload import load_workload, parse_group_names
+
+    try:
+        cluster = _cluster(args)
+        workload = _limit_jobs(load_workload(args.workload, fmt=args.format,
+                                             group_names=parse_group_names(args.swf_groups),
+                                             with_memory=args.with_memory), args.jobs)
+    except _INPUT_ERRORS as exc:
+        print(f"quotactor simulate: {exc}", file=sys.stderr)
+        return 2
+    token = os.environ.get("QUOTACTOR_SHIM_TOKEN") or None
+    try:
+        with Client(args.target, shim_token=token, rm_id=f"simulate-{os.getpid()}") as client:
+            outcome = replay_remote(client, workload, cluster, speed=args.speed,
+                                    timeout=args.timeout, partition=args.partition)
+    except (ServiceError, httpx.HTTPError, ValueError) as exc:
+        print(f"quotactor simulate: {args.target}: {exc}", file=sys.stderr)
+        return 1
+    print(outcome.format())
+    return 0 if outcome.unfinished == 0 else 1
 
 
 def run_demo(args: argparse.Namespace) -> int:

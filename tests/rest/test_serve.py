@@ -20,6 +20,7 @@ import pytest
 
 from quotactor import UserGroup
 from quotactor.rest.service import Service
+from quotactor.scheduler import Ask
 
 TOKEN = "s3cret-admin-token"
 CONFIG = """\
@@ -27,6 +28,7 @@ partitions:
   - name: default
     queues:
       - name: root
+        submitacl: "*"
         queues:
           - name: test
             limits:
@@ -117,9 +119,14 @@ def _failed_reloads(client: httpx.Client) -> float:
 
 
 def _seed(service: Service) -> None:
-    user1 = UserGroup("user1", ["tester"])
-    assert service.partitions["default"].increase_tracked_resource(
-        "root.test", "app2", {"memory": 1}, user1)
+    """user1 (group tester) runs app2 in root.test, holding {memory: 1}, as a shim would."""
+    scheduler = service.scheduler
+    assert scheduler is not None
+    scheduler.add_node("n1", {"memory": 10})
+    scheduler.submit("app2", UserGroup("user1", ["tester"]), queue="root.test",
+                     asks=[Ask("a1", {"memory": 1})])
+    scheduler.schedule()
+    assert scheduler.application("app2").allocated == {"memory": 1}
 
 
 def test_serve_tracks_every_partition_of_the_config(service: Service, client) -> None:
@@ -166,17 +173,19 @@ def test_an_unreadable_moment_does_not_stop_the_watcher(service, config_file) ->
     wait_until(lambda: _tester_limit(service) == 3)
 
 
-def test_partitions_added_and_removed_by_edits_start_and_stop(service, client,
-                                                              config_file) -> None:
+def _states(client: httpx.Client) -> dict[str, str]:
+    return {p["name"]: p["state"] for p in client.get("/partitions").json()}
+
+
+def test_partitions_added_by_edits_start_and_dropped_ones_drain(service, client,
+                                                                config_file) -> None:
     config_file.write_text(WITH_GPU)
     wait_until(lambda: client.get("/partition/gpu/usage/users").status_code == 200)
     gpu = service.partitions["gpu"]
-    default = service.partitions["default"]
     config_file.write_text(ONLY_GPU)
-    wait_until(lambda: client.get("/partition/default/usage/users").status_code == 404)
-    assert not default.running
+    wait_until(lambda: _states(client) == {"default": "Draining", "gpu": "Active"})
     assert gpu.running and service.partitions["gpu"] is gpu
-    assert client.get("/config").text == ONLY_GPU
+    assert client.get("/config?partition=gpu").text == ONLY_GPU
 
 
 def test_put_config_goes_through_the_same_machinery(service, client, config_file) -> None:
@@ -287,3 +296,12 @@ def test_quotactor_serve_exits_1_when_the_port_is_taken(yunikorn_config, config_
             capture_output=True, text=True, timeout=30.0)
     assert finished.returncode == 1
     assert "cannot listen" in finished.stderr
+
+
+def test_quotactor_serve_refuses_a_bad_tenant_metrics_choice(yunikorn_config,
+                                                             config_file) -> None:
+    finished = subprocess.run([*_serve_command(), "--config", str(config_file), "--port", "0",
+                               "--tenant-metrics", "everyone"],
+                              capture_output=True, text=True, timeout=30.0)
+    assert finished.returncode == 2
+    assert finished.stderr.strip().endswith("expected top=N, all or none, got 'everyone'")

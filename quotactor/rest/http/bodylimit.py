@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from quotactor.rest.errors import ApiError, error_response
+from quotactor.rest.http.errors import ApiError, error_response
 
 __all__ = ["BodyLimit", "BodyTooLarge"]
 

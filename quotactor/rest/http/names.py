@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from quotactor.core.identity import GROUP_NAME, USER_NAME, WILDCARD
-from quotactor.rest.errors import ApiError
+from quotactor.rest.http.errors import ApiError
 
 __all__ = ["decode_segment", "group_name", "user_name"]
 

@@ -10,7 +10,7 @@ import asyncio
 
 from fastapi import Request
 
-from quotactor.rest.errors import ApiError
+from quotactor.rest.http.errors import ApiError
 from quotactor.rest.state import rest_state
 
 __all__ = ["request_body"]

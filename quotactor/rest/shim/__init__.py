@@ -1,0 +1,1 @@
+"""The shim API: YuniKorn scheduler-interface messages in, decisions out (`routes`, `models`)."""

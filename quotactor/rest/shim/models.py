@@ -1,0 +1,233 @@
+"""The shim API's bodies: YuniKorn's scheduler-interface messages in protobuf-JSON form.
+
+`NodeRequest`, `ApplicationRequest` and `AllocationRequest` carry the field names of `si.proto`
+(`nodeID`, `schedulableResource`, `applicationID`, `ugi`, `allocationKey`, `resourcePerAlloc`,
+`releases.allocationsToRelease`, ...). As in protobuf-JSON, enums may be given by name or by
+number and 64-bit quantities as numbers or decimal strings. Unknown fields are refused, so a
+misspelt field is a 400 naming it rather than a silently ignored request. The answers' models
+at the end document the responses in the OpenAPI document.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+__all__ = [
+    "AddApplicationRequest",
+    "Allocation",
+    "AllocationAnswer",
+    "AllocationRelease",
+    "AllocationReleasesRequest",
+    "AllocationRequest",
+    "ApplicationAnswer",
+    "ApplicationRequest",
+    "Decision",
+    "Decisions",
+    "NodeInfo",
+    "NodeRequest",
+    "NodeResponse",
+    "Quantity",
+    "RemoveApplicationRequest",
+    "SiResource",
+    "UserGroupInformation",
+]
+
+NODE_ACTIONS = ("UNKNOWN_ACTION_FROM_RM", "CREATE", "UPDATE", "DRAIN_NODE", "DECOMISSION",
+                "DRAIN_TO_SCHEDULABLE", "CREATE_DRAIN")
+TERMINATION_TYPES = ("UNKNOWN_TERMINATION_TYPE", "STOPPED_BY_RM", "TIMEOUT",
+                     "PREEMPTED_BY_SCHEDULER", "PLACEHOLDER_REPLACED")
+MAX_ITEMS = 10_000
+"""Items in one request; larger batches are split by the client."""
+
+
+def _enum(names: tuple[str, ...]) -> Any:
+    def parse(value: object) -> str:
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names):
+            return names[value]
+        if isinstance(value, str) and value in names:
+            return value
+        raise ValueError(f"must be one of {', '.join(names)} (or its number)")
+    return BeforeValidator(parse)
+
+
+NodeAction = Annotated[str, _enum(NODE_ACTIONS)]
+TerminationType = Annotated[str, _enum(TERMINATION_TYPES)]
+Name = Annotated[str, Field(min_length=1, max_length=1024)]
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+
+
+class Quantity(_Message):
+    value: int = Field(default=0, ge=-(2**63), lt=2**63)
+
+
+class SiResource(_Message):
+    resources: dict[Name, Quantity] = Field(default_factory=dict, max_length=64)
+
+    def quantities(self) -> dict[str, int]:
+        return {name: quantity.value for name, quantity in self.resources.items()}
+
+
+class NodeInfo(_Message):
+    nodeID: Name
+    action: NodeAction
+    attributes: dict[str, str] = Field(default_factory=dict, max_length=256)
+    schedulableResource: SiResource | None = None
+
+
+class NodeRequest(_Message):
+    nodes: list[NodeInfo] = Field(default_factory=list, max_length=MAX_ITEMS)
+    rmID: str = ""
+
+
+class UserGroupInformation(_Message):
+    user: Name
+    groups: list[Name] = Field(default_factory=list, max_length=256)
+
+
+class AddApplicationRequest(_Message):
+    applicationID: Name
+    queueName: str = ""
+    partitionName: str = ""
+    ugi: UserGroupInformation
+    tags: dict[str, str] = Field(default_factory=dict, max_length=256)
+    executionTimeoutMilliSeconds: int = 0
+    placeholderAsk: SiResource | None = None
+    gangSchedulingStyle: str = ""
+
+
+class RemoveApplicationRequest(_Message):
+    applicationID: Name
+    partitionName: str = ""
+
+
+class ApplicationRequest(_Message):
+    new: list[AddApplicationRequest] = Field(default_factory=list, max_length=MAX_ITEMS)
+    remove: list[RemoveApplicationRequest] = Field(default_factory=list, max_length=MAX_ITEMS)
+    rmID: str = ""
+
+
+class PreemptionPolicy(_Message):
+    allowPreemptSelf: bool = False
+    allowPreemptOther: bool = False
+
+
+class Allocation(_Message):
+    allocationKey: Name
+    allocationTags: dict[str, str] = Field(default_factory=dict, max_length=256)
+    resourcePerAlloc: SiResource | None = None
+    priority: int = Field(default=0, ge=-(2**31), lt=2**31)
+    nodeID: str = ""
+    applicationID: Name
+    partitionName: str = ""
+    taskGroupName: str = ""
+    placeholder: bool = False
+    originator: bool = False
+    preemptionPolicy: PreemptionPolicy | None = None
+
+
+class AllocationRelease(_Message):
+    partitionName: str = ""
+    applicationID: Name
+    terminationType: TerminationType = "STOPPED_BY_RM"
+    message: str = ""
+    allocationKey: Name
+
+
+class AllocationReleasesRequest(_Message):
+    allocationsToRelease: list[AllocationRelease] = Field(default_factory=list,
+                                                          max_length=MAX_ITEMS)
+
+
+class AllocationRequest(_Message):
+    releases: AllocationReleasesRequest | None = None
+    rmID: str = ""
+    allocations: list[Allocation] = Field(default_factory=list, max_length=MAX_ITEMS)
+
+
+# -- answers (documented in the OpenAPI document; the handlers build them as plain JSON) ------
+
+
+class _Answer(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class AcceptedNode(_Answer):
+    nodeID: str
+
+
+class RejectedNode(_Answer):
+    nodeID: str
+    reason: str
+
+
+class NodeResponse(_Answer):
+    """`si.NodeResponse`: what happened to each node of the request."""
+
+    accepted: list[AcceptedNode]
+    rejected: list[RejectedNode]
+
+
+class AcceptedApplication(_Answer):
+    applicationID: str
+
+
+class RejectedApplication(_Answer):
+    applicationID: str
+    reason: str
+
+
+class ApplicationAnswer(_Answer):
+    """`si.ApplicationResponse`'s accepted and rejected, plus the IDs actually removed."""
+
+    accepted: list[AcceptedApplication]
+    rejected: list[RejectedApplication]
+    removed: list[str]
+
+
+class RejectedAllocation(_Answer):
+    allocationKey: str
+    applicationID: str
+    reason: str
+
+
+class ReleasedAllocation(_Answer):
+    """`si.AllocationRelease` of something the request released (or an ask it withdrew)."""
+
+    partitionName: str
+    applicationID: str
+    allocationKey: str
+    terminationType: str
+    message: str
+
+
+class AllocationAnswer(_Answer):
+    """The asks the scheduler refused at once, and what the releases released."""
+
+    rejectedAllocations: list[RejectedAllocation]
+    released: list[ReleasedAllocation]
+
+
+class Decision(_Answer):
+    """One decision: exactly one of `allocationResponse` (`new`, `released`,
+    `rejectedAllocations`), `applicationResponse` or `nodeResponse`, for the shim `rmID`."""
+
+    id: int
+    rmID: str
+    allocationResponse: dict[str, list[dict[str, Any]]] | None = None
+    applicationResponse: dict[str, list[dict[str, Any]]] | None = None
+    nodeResponse: dict[str, list[dict[str, Any]]] | None = None
+
+
+class Decisions(_Answer):
+    """A page of the decision log: pass `position` as the next `after`; `missed` is true when
+    decisions after `after` were already dropped (the log keeps the newest 100,000)."""
+
+    position: int
+    lowest: int
+    missed: bool
+    decisions: list[Decision]
