@@ -3,8 +3,6 @@ newline that `echo` or a file leaves) do not count."""
 
 from __future__ import annotations
 
-import argparse
-
 import httpx
 import pytest
 
@@ -23,10 +21,11 @@ partitions:
 def test_a_token_from_the_environment_loses_its_trailing_newline(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv(cli.TOKEN_ENV, TOKEN + "\n")
-    assert cli._admin_token(argparse.Namespace(admin_token_file=None)) == TOKEN
-    monkeypatch.setenv(cli.TOKEN_ENV, " \n")
-    assert cli._admin_token(argparse.Namespace(admin_token_file=None)) is None
+    for env in (cli.TOKEN_ENV, cli.SHIM_TOKEN_ENV):
+        monkeypatch.setenv(env, TOKEN + "\n")
+        assert cli._token(None, env) == TOKEN
+        monkeypatch.setenv(env, " \n")
+        assert cli._token(None, env) is None
 
 
 def test_a_configured_token_with_a_trailing_newline_still_matches(start_ugm, serve) -> None:
