@@ -21,6 +21,7 @@ from quotactor.scheduler import views
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.ask import Ask
 from quotactor.scheduler.clock import Clock, SystemClock
+from quotactor.scheduler.contention import ReleaseRequest
 from quotactor.scheduler.events import Event
 from quotactor.scheduler.gang import Gang
 from quotactor.scheduler.info import ApplicationInfo, QueueInfo, application_info, queue_info
@@ -229,8 +230,30 @@ class Scheduler:
         """When the earliest pending timeout is due (for simulators that jump in time)."""
         with self._lock:
             due = [p.deadlines.next_due() for p in self._partitions.values()]
+            due += [p.contention.next_wake for p in self._partitions.values()]
             known = [d for d in due if d is not None]
             return min(known) if known else None
+
+    def release_requests(self) -> list[ReleaseRequest]:
+        """Allocations preempted since the last call, which the shim should release.
+
+        Each victim is handed out once. It stays allocated, and counted for its user, group
+        and queues, until the shim confirms with `release()`; meanwhile it shows as
+        `"preempted": true` in the application view.
+        """
+        with self._lock:
+            out: list[ReleaseRequest] = []
+            for name in sorted(self._partitions):
+                out.extend(self._partitions[name].contention.take_requests())
+            return out
+
+    def preemption_counts(self, partition: str = DEFAULT_PARTITION) -> dict[str, int]:
+        """Victims chosen so far by reason, and reservations made and expired."""
+        with self._lock:
+            c = self._partition(partition).contention
+            return {"preemption": c.preempted["preemption"], "quota": c.preempted["quota"],
+                    "reservations": c.reservations_made,
+                    "reservationsExpired": c.reservations_expired}
 
     def start_background(self, interval: float = 0.1) -> None:
         """Run `schedule()` every `interval` seconds on a background thread."""
