@@ -14,8 +14,8 @@ Removing a victim must never take any of its queues below its guarantee, and the
 placed, must not push any of its own queues above its guarantee or maximum (both measured
 after the victims are gone, so moving usage between two children of one parent is neutral).
 
-On each node where the ask could fit, victims are taken in order (opted-in before opted-out,
-non-originators before originators, lowest priority, newest) until the ask fits; then victims
+On each node where the ask could fit, victims are taken in order (originators last, opted-out
+allocations just before them, then lowest priority first and newest first) until the ask fits; then victims
 that turn out unnecessary are dropped again, and the node that loses least wins. The victims are
 marked preempted, the shim is asked to release them, and the node is reserved for the ask.
 """
@@ -68,19 +68,21 @@ def may_preempt(p: Partition, app: Application, pending: PendingAsk, now: float)
 
 
 def victim_order(allocation: Allocation) -> tuple[bool, bool, int, float, str]:
-    """Opted-in first, then non-originators, lowest priority, newest."""
-    return (not allocation.allow_preempt_self, allocation.originator, allocation.priority,
+    """Originators last, opted-out ones just before them; then lowest priority, newest."""
+    return (allocation.originator, not allocation.allow_preempt_self, allocation.priority,
             -allocation.allocated_at, allocation.key)
 
 
 class _Books:
     """Queue usage as it will be once the chosen victims are gone."""
 
-    def __init__(self, leaf: Queue, ask: Resource, preempting: dict[str, Resource]) -> None:
+    def __init__(self, leaf: Queue, ask: Resource, preempting: dict[str, Resource],
+                 incoming: dict[str, Resource]) -> None:
         self.leaf = leaf
         self.ask = ask
         self.ask_paths = {q.path for q in leaf.lineage()}
         self.preempting = preempting
+        self.incoming = incoming
         self.removed: dict[str, Resource] = {}
 
     def used(self, queue: Queue) -> Resource:
@@ -108,10 +110,11 @@ class _Books:
 
     def ask_breaks(self) -> Queue | None:
         """The first queue of the ask, leaf upwards, that the ask would push above its
-        guarantee or maximum once the victims are gone."""
+        guarantee or maximum once the victims are gone (counting the asks of the queue that
+        already preempted and wait for their victims)."""
         for level in self.leaf.lineage():
             growth = self.ask - self.removed.get(level.path, _EMPTY)
-            after = self.used(level) + self.ask
+            after = self.used(level) + self.incoming.get(level.path, _EMPTY) + self.ask
             for limits in (level.guaranteed, level.max_resources):
                 if not limits:
                     continue
@@ -237,6 +240,21 @@ def _cost(victims: Iterable[tuple[Allocation, Queue]], capacity: Resource) -> tu
     return (total, count)
 
 
+def _incoming(p: Partition, own: tuple[str, str]) -> dict[str, Resource]:
+    """Per queue, the asks that preempted and hold their node until the victims go."""
+    out: dict[str, Resource] = {}
+    for key, reservation in p.contention.reservations.items():
+        if not reservation.preemption or key == own:
+            continue
+        app = p.apps.get(reservation.application_id)
+        pending = app.asks.get(reservation.ask_key) if app is not None else None
+        if app is None or pending is None or app.queue is None:
+            continue
+        for level in app.queue.lineage():
+            out[level.path] = out.get(level.path, _EMPTY) + pending.ask.resource
+    return out
+
+
 def try_preempt(p: Partition, app: Application, pending: PendingAsk, now: float) -> bool:
     """Try to make room for the ask by preemption; True if victims were chosen."""
     ask = pending.ask
@@ -251,13 +269,14 @@ def try_preempt(p: Partition, app: Application, pending: PendingAsk, now: float)
         return False
     best: tuple[tuple[float, int, str], Node, list[tuple[Allocation, Queue]]] | None = None
     preempting = preempting_by_queue(p)
+    incoming = _incoming(p, key)
     for node_id in sorted(p.nodes.nodes):
         node = p.nodes.nodes[node_id]
         holder = p.nodes.reserved.get(node_id)
         if not node.schedulable or (holder is not None and holder != key) \
                 or not ask.resource.fits_within_strict(node.capacity):
             continue
-        plan = _plan_node(_Books(leaf, ask.resource, preempting), node, ask.resource, candidates)
+        plan = _plan_node(_Books(leaf, ask.resource, preempting, incoming), node, ask.resource, candidates)
         if not plan:
             continue
         score = (*_cost(plan, p.nodes.capacity), node_id)

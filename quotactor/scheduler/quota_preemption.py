@@ -6,7 +6,8 @@ new configuration lowers below its usage starts a timer; when it runs out, and t
 never more than the excess and never taking any queue of the subtree below its guarantee. An
 allocation that would overshoot the excess is skipped, so the queue may stay a little above its
 maximum until some of its work ends by itself. Victims are preferred in YuniKorn's order:
-opted-in before opted-out, non-originators first, lowest priority, newest. The victims go
+those holding more of the excess resource types first, originators last and opted-out
+allocations just before them, then lowest priority, newest. The victims go
 through the same shim round trip as priority preemption. YuniKorn has no preemption for user or
 group limits: a lowered user or group limit only stops new work, and so it does here.
 """
