@@ -15,8 +15,9 @@ placed, must not push any of its own queues above its guarantee or maximum (both
 after the victims are gone, so moving usage between two children of one parent is neutral).
 
 On each node where the ask could fit, victims are taken in order (originators last, opted-out
-allocations just before them, then lowest priority first and newest first) until the ask fits; then victims
-that turn out unnecessary are dropped again, and the node that loses least wins. The victims are
+allocations just before them, then lowest priority first and newest first) until the ask
+fits; then victims that turn out unnecessary are dropped again, and the node that loses least
+wins. The victims are
 marked preempted, the shim is asked to release them, and the node is reserved for the ask.
 """
 
@@ -276,7 +277,8 @@ def try_preempt(p: Partition, app: Application, pending: PendingAsk, now: float)
         if not node.schedulable or (holder is not None and holder != key) \
                 or not ask.resource.fits_within_strict(node.capacity):
             continue
-        plan = _plan_node(_Books(leaf, ask.resource, preempting, incoming), node, ask.resource, candidates)
+        books = _Books(leaf, ask.resource, preempting, incoming)
+        plan = _plan_node(books, node, ask.resource, candidates)
         if not plan:
             continue
         score = (*_cost(plan, p.nodes.capacity), node_id)
