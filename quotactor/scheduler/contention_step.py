@@ -5,17 +5,20 @@ regular asks): it forgets released victims, runs due quota preemptions, and plac
 asks. `after_walk` runs last: every application still waiting offers its first ask that
 fits no node (or breaks its queue's maximum) to preemption, then to a reservation, and the
 applications holding a reservation are told why they wait. At most `MAX_PREEMPTION_ATTEMPTS`
-asks try preemption per cycle, highest priority and oldest first, so a long backlog costs a
-bounded amount of work.
+asks try preemption per cycle (YuniKorn's limit per queue, applied to the partition here), so
+a long backlog costs a bounded amount of work.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from quotactor.core.resources import Resource
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.application import Application, PendingAsk
 from quotactor.scheduler.preemption import may_preempt, try_preempt
+from quotactor.scheduler.queue import Queue
 from quotactor.scheduler.quota_preemption import run_due
 from quotactor.scheduler.reservation import allocate_reserved, reservation_wait, try_reserve
 
@@ -72,19 +75,48 @@ def _fits_no_node(p: Partition, app: Application, pending: PendingAsk) -> bool:
 
 
 def _waiting(p: Partition) -> list[tuple[Application, PendingAsk]]:
-    """Per waiting application, its first ask that nodes or its queue's maximum hold back."""
-    found: list[tuple[Application, PendingAsk]] = []
+    """The unreserved asks that nodes or their queue's maximum hold back, in the order the
+    walk would reach them: priority (with the queues' offsets) first, then the queue furthest
+    below its guarantee at each level, then age. An application's asks after one that a user
+    or group limit holds back are not offered."""
+    found: list[tuple[int, tuple[float, ...], float, int, Application, PendingAsk]] = []
+    c = p.contention
+    capacity = p.nodes.capacity
+    shares: dict[str, tuple[float, ...]] = {}
     for queue in p.queues.root.walk():
+        parent = shares.get(queue.parent.path, ()) if queue.parent is not None else ()
+        shares[queue.path] = (*parent, _share(queue.allocated, queue.guaranteed, capacity))
         if queue.children or not queue.pending_apps:
             continue
         for app in queue.pending_apps.values():
             for pending in app.sorted_asks():
-                if app.awaits_replacement(pending.ask):
+                key = (app.application_id, pending.ask.key)
+                if app.awaits_replacement(pending.ask) or key in c.triggered:
                     continue
                 wait = pending.wait
-                if wait is None or wait.kind in ("node", "reservation", "preemption") or (
-                        wait.kind == "queue" and wait.limit == "resources"):
-                    found.append((app, pending))
-                break
-    found.sort(key=lambda f: (-f[1].ask.priority, f[1].added_at, f[1].seq))
-    return found
+                if wait is not None and wait.kind in ("user", "group"):
+                    break
+                if wait is None or wait.kind != "queue" or wait.limit == "resources":
+                    found.append((-_effective_priority(queue, pending.ask.priority),
+                                  shares[queue.path], pending.added_at, pending.seq, app,
+                                  pending))
+    found.sort(key=lambda f: f[:4])
+    return [(app, pending) for *_, app, pending in found]
+
+
+def _share(used: Resource, guaranteed: Mapping[str, int] | None, capacity: Resource) -> float:
+    """Dominant share of `used` against the guarantee (the capacity where none is set)."""
+    best = 0.0
+    for name, quantity in used.items():
+        base = (guaranteed or {}).get(name, 0) or capacity.get(name, 0)
+        if base > 0:
+            best = max(best, quantity / base)
+    return best
+
+
+def _effective_priority(leaf: Queue, priority: int) -> int:
+    """The ask's priority as the root sees it: offsets added, a priority fence resets it."""
+    for level in leaf.lineage():
+        priority = level.priority_offset if level.priority_fence \
+            else priority + level.priority_offset
+    return priority

@@ -138,7 +138,10 @@ def test_many_applications_balance_to_zero_after_everything_completes(
         if step % 100 == 0:
             check_books(s)
     check_books(s)
-    assert allocations > 400
+    # Reservations hold nodes for big asks (YuniKorn's trade: fewer small allocations, no
+    # starvation of big ones), so the storm places fewer asks than it did without them.
+    assert allocations > 300
+    assert s.preemption_counts()["reservations"] > 0
     for app in live:
         s.remove_application(app)
     clock.advance(4 * 24 * 3600)
