@@ -81,7 +81,7 @@ def run_due(p: Partition) -> None:
             _preempt(p, queue, now)
 
 
-def _room_above_guarantee(queue: Queue, used: dict[str, Resource]) -> Resource | None:
+def _room_above_guarantee(queue: Queue, used: dict[str, Resource]) -> dict[str, int] | None:
     """What the queue and its ancestors may lose before one falls below its guarantee
     (None: no guarantee anywhere, so no floor)."""
     room: dict[str, int] | None = None
@@ -93,7 +93,7 @@ def _room_above_guarantee(queue: Queue, used: dict[str, Resource]) -> Resource |
             spare = max(0, level_used.get(name, 0) - floor)
             room = room if room is not None else {}
             room[name] = min(room.get(name, spare), spare)
-    return None if room is None else Resource(room)
+    return room
 
 
 def _preempt(p: Partition, queue: Queue, now: float) -> None:
@@ -121,7 +121,7 @@ def _preempt(p: Partition, queue: Queue, now: float) -> None:
         if not (taken + share).fits_within(excess):
             continue
         room = _room_above_guarantee(leaf, used)
-        if room is not None and not share.restricted_to(room.keys()).fits_within(room):
+        if room is not None and any(share.get(n, 0) > spare for n, spare in room.items()):
             continue
         taken = taken + share
         for level in leaf.lineage():
