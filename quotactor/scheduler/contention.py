@@ -86,6 +86,8 @@ class Contention:
         """Victims chosen, by reason."""
         self.reservations_made = 0
         self.reservations_expired = 0
+        self.reserved_seconds = 0.0
+        """Node-seconds held by reservations that have ended."""
 
     def take_requests(self) -> list[ReleaseRequest]:
         out, self.outbox = self.outbox, []

@@ -20,6 +20,7 @@ from quotactor.scheduler.application import Application, PendingAsk
 from quotactor.scheduler.preemption import may_preempt, try_preempt
 from quotactor.scheduler.queue import Queue
 from quotactor.scheduler.quota_preemption import run_due
+from quotactor.scheduler.reasons import Wait
 from quotactor.scheduler.reservation import allocate_reserved, reservation_wait, try_reserve
 
 if TYPE_CHECKING:
@@ -95,6 +96,7 @@ def _waiting(p: Partition) -> list[tuple[Application, PendingAsk]]:
                     continue
                 wait = pending.wait
                 if wait is not None and wait.kind in ("user", "group"):
+                    _limit_lifted(p, app, pending)
                     break
                 if wait is None or wait.kind != "queue" or wait.limit == "resources":
                     found.append((-_effective_priority(queue, pending.ask.priority),
@@ -102,6 +104,27 @@ def _waiting(p: Partition) -> list[tuple[Application, PendingAsk]]:
                                   pending))
     found.sort(key=lambda f: f[:4])
     return [(app, pending) for *_, app, pending in found]
+
+
+def _limit_lifted(p: Partition, app: Application, pending: PendingAsk) -> None:
+    """A user or group limit held the ask back, but its counter has moved since and the walk
+    never reached the ask again (no node has room for it): if the limit no longer holds it,
+    say that nodes do, so the reason shown is the one that applies now."""
+    blocked = pending.blocked
+    if blocked is None or p.accounting.still_blocked(blocked) or app.wait is not pending.wait:
+        return
+    resource = pending.ask.resource
+    if p.nodes.find_fit(resource) is not None:
+        return
+    p.accounting.calls += 1
+    headroom = p.ugm.headroom(app.queue_path, app.application_id, app.user)
+    if headroom is not None and any(q > headroom.get(n, q) for n, q in resource.items()):
+        pending.blocked = p.accounting.token(pending.wait) if pending.wait else None
+        return
+    pending.wait = Wait("node", "", app.queue_path, "capacity",
+                        f"no schedulable node has {resource} available", pending.ask.key)
+    pending.blocked = p.accounting.token(pending.wait)
+    p.set_wait(app, pending.wait)
 
 
 def _share(used: Resource, guaranteed: Mapping[str, int] | None, capacity: Resource) -> float:

@@ -1,6 +1,6 @@
 """Reservations: an ask that fits no node holds one, so small asks cannot starve it forever.
 
-YuniKorn's rules, as modelled here. An ask that has waited longer than two seconds, is within
+YuniKorn's rules, as modelled here. An ask that has waited two seconds, is within
 its queue and user limits, and fits no node's free room but some node's capacity, reserves the
 schedulable node where its shortfall is smallest. A node holds at most one reservation and an
 ask at most one node; a reserved node takes no other (unpinned) ask. Each cycle starts with the
@@ -54,6 +54,7 @@ def unreserve(p: Partition, reservation: Reservation, why: str) -> None:
     """Give the node back: other asks may land on it again."""
     if p.contention.reservations.get(reservation.key()) is reservation:
         del p.contention.reservations[reservation.key()]
+        p.contention.reserved_seconds += p.now() - reservation.created
     if p.nodes.reserved.get(reservation.node_id) == reservation.key():
         del p.nodes.reserved[reservation.node_id]
         p.nodes.freed()
@@ -76,7 +77,7 @@ def try_reserve(p: Partition, app: Application, pending: PendingAsk,
     ask = pending.ask
     if ask.required_node is not None or ask.placeholder:
         return None
-    if now <= pending.added_at + RESERVATION_DELAY:
+    if now < pending.added_at + RESERVATION_DELAY:
         _wake(p, pending.added_at + RESERVATION_DELAY)
         return None
     best: Node | None = None

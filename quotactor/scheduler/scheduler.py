@@ -247,13 +247,26 @@ class Scheduler:
                 out.extend(self._partitions[name].contention.take_requests())
             return out
 
-    def preemption_counts(self, partition: str = DEFAULT_PARTITION) -> dict[str, int]:
-        """Victims chosen so far by reason, and reservations made and expired."""
+    def preemption_counts(self, partition: str = DEFAULT_PARTITION) -> dict[str, float]:
+        """Victims chosen so far by reason, reservations made and expired, and the
+        node-seconds reservations have held nodes (those still held counted up to now)."""
         with self._lock:
-            c = self._partition(partition).contention
+            p = self._partition(partition)
+            c = p.contention
+            now = p.now()
+            held = c.reserved_seconds + sum(now - r.created for r in c.reservations.values())
             return {"preemption": c.preempted["preemption"], "quota": c.preempted["quota"],
                     "reservations": c.reservations_made,
-                    "reservationsExpired": c.reservations_expired}
+                    "reservationsExpired": c.reservations_expired,
+                    "reservedSeconds": held}
+
+    def next_contention_check(self) -> float | None:
+        """When an ask next becomes able to reserve or preempt, or a quota timer runs out
+        (for simulators that jump in time; the application timers are in `next_timer`)."""
+        with self._lock:
+            due = [p.contention.next_wake for p in self._partitions.values()]
+            known = [d for d in due if d is not None]
+            return min(known) if known else None
 
     def start_background(self, interval: float = 0.1) -> None:
         """Run `schedule()` every `interval` seconds on a background thread."""

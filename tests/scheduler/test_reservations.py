@@ -33,10 +33,10 @@ def test_an_ask_that_fits_no_node_reserves_one_after_two_seconds(start_scheduler
     busy_node(s, clock)
     s.submit("big", SUE, queue="root.big", asks=[Ask("b", BIG)])
     s.schedule()
-    clock.advance(2)
+    clock.advance(1.9)
     s.schedule()
     assert s.application_view("big")["hasReserved"] is False
-    clock.advance(0.5)
+    clock.advance(0.1)
     s.schedule()
     view = s.application_view("big")
     assert view["hasReserved"] is True and view["reservations"] == ["n1|b"]
@@ -140,5 +140,10 @@ def test_next_timer_wakes_a_simulator_for_a_reservation(start_scheduler, clock):
     busy_node(s, clock)
     s.submit("big", SUE, queue="root.big", asks=[Ask("b", BIG)])
     s.schedule()
-    due = s.next_timer()
-    assert due is not None and due <= clock.now() + 2
+    assert s.next_contention_check() == clock.now() + 2
+    clock.advance(2)
+    s.schedule()
+    assert s.application_view("big")["hasReserved"] is True
+    assert s.preemption_counts()["reservations"] == 1
+    clock.advance(10)
+    assert s.preemption_counts()["reservedSeconds"] == 10
