@@ -1,9 +1,10 @@
 """What preemption and reservations cost a replay: victims by user, group and queue, lost work.
 
 The replay plays YuniKorn's shim: it confirms each release the scheduler asks for, at once or
-after a grace period. A preempted job then either restarts (its preempted task asks again;
-everything it ran so far is lost) or is killed. Lost work is counted only for jobs that were
-running (all their tasks placed): the job's cores times the time it had run, in core-hours.
+after a grace period. A preempted job then either restarts from scratch (all its tasks are
+released and ask again; everything it ran so far is lost) or is killed. Lost work is counted
+only for jobs that were running (all their tasks placed): the job's cores times the time it
+had run, in core-hours.
 """
 
 from __future__ import annotations

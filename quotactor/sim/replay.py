@@ -243,19 +243,26 @@ class _Replay:
         return due
 
     def _confirm(self, app_id: str, key: str, now: float) -> int:
-        """Release a victim as the shim would; returns 1 if its job ended (killed)."""
+        """Release a victim as the shim would; returns 1 if its job ended (killed).
+
+        A restarted job starts over: the rest of its tasks are released too and all of them
+        ask again (a job holding part of its tasks while it waits could deadlock the trace).
+        """
         entry = self.running.get(app_id) or self.waiting.get(app_id)
         if entry is None:
             return 0
         held = {a.key: a for a in self.scheduler.application(
             app_id, partition=self.partition).allocations}
-        victim = held.get(key)
+        victim = held.pop(key, None)
         if victim is None:
             return 0
-        self.scheduler.release(app_id, key, partition=self.partition)
+        released = [victim] if self.options.kill_preempted else [victim, *held.values()]
+        for allocation in released:
+            self.scheduler.release(app_id, allocation.key, partition=self.partition)
         self._released = True
-        entry.held = entry.held - victim.resource
-        self.timeline.change(now, entry.job.user, entry.group, entry.queue, -victim.resource,
+        freed = sum((a.resource for a in released), Resource())
+        entry.held = entry.held - freed
+        self.timeline.change(now, entry.job.user, entry.group, entry.queue, -freed,
                              0 if entry.held else -1)
         self.tally.victim(entry.job.user, entry.group, entry.queue)
         if app_id in self.running:
@@ -269,8 +276,10 @@ class _Replay:
             self._kill(app_id, now, f"preempted ({key}) and killed")
             return 1
         self.tally.restarted += 1
-        entry.missing += 1
-        self.scheduler.add_ask(app_id, Ask(key, victim.resource), partition=self.partition)
+        entry.missing += len(released)
+        for allocation in released:
+            self.scheduler.add_ask(app_id, Ask(allocation.key, allocation.resource),
+                                   partition=self.partition)
         self._fresh.append(app_id)
         return 0
 
