@@ -18,7 +18,6 @@ from quotactor.core.resources import Resource
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.application import Application, PendingAsk
 from quotactor.scheduler.preemption import may_preempt, try_preempt
-from quotactor.scheduler.queue import Queue
 from quotactor.scheduler.quota_preemption import run_due
 from quotactor.scheduler.reasons import Wait
 from quotactor.scheduler.reservation import allocate_reserved, reservation_wait, try_reserve
@@ -48,7 +47,8 @@ def after_walk(p: Partition) -> None:
     c = p.contention
     attempts = MAX_PREEMPTION_ATTEMPTS
     room_for_reservations = len(p.nodes.reserved) < len(p.nodes.nodes)
-    for app, pending in _waiting(p):
+    can_preempt = p.spec.preemption_enabled
+    for app, pending in _waiting(p, room_for_reservations, can_preempt):
         key = (app.application_id, pending.ask.key)
         if attempts and may_preempt(p, app, pending, now):
             attempts -= 1
@@ -75,21 +75,50 @@ def _fits_no_node(p: Partition, app: Application, pending: PendingAsk) -> bool:
         and p.nodes.find_fit(resource) is None
 
 
-def _waiting(p: Partition) -> list[tuple[Application, PendingAsk]]:
+def _waiting(p: Partition, can_reserve: bool,
+             can_preempt: bool) -> list[tuple[Application, PendingAsk]]:
     """The unreserved asks that nodes or their queue's maximum hold back, in the order the
     walk would reach them: priority (with the queues' offsets) first, then the queue furthest
     below its guarantee at each level, then age. An application's asks after one that a user
-    or group limit holds back are not offered."""
+    or group limit holds back are not offered. When every node is reserved only queues with a
+    guarantee (which may preempt) are looked at, so a long backlog costs little."""
     found: list[tuple[int, tuple[float, ...], float, int, Application, PendingAsk]] = []
     c = p.contention
     capacity = p.nodes.capacity
     shares: dict[str, tuple[float, ...]] = {}
+    guaranteed: dict[str, bool] = {}
+    priority: dict[str, tuple[bool, int]] = {}
+    """Per queue, how the root sees an ask's priority: (fixed, value) or (added, offset)."""
     for queue in p.queues.root.walk():
-        parent = shares.get(queue.parent.path, ()) if queue.parent is not None else ()
-        shares[queue.path] = (*parent, _share(queue.allocated, queue.guaranteed, capacity))
+        parent = queue.parent
+        here = _share(queue.allocated, queue.guaranteed, capacity)
+        if parent is None:
+            shares[queue.path] = (here,)
+            guaranteed[queue.path] = bool(queue.guaranteed)
+            priority[queue.path] = (queue.priority_fence, queue.priority_offset)
+        else:
+            shares[queue.path] = (*shares[parent.path], here)
+            guaranteed[queue.path] = guaranteed[parent.path] or bool(queue.guaranteed)
+            fixed, value = priority[parent.path]
+            own = queue.priority_offset
+            if fixed:
+                priority[queue.path] = (True, value)
+            elif queue.priority_fence:
+                priority[queue.path] = (True, own + value)
+            else:
+                priority[queue.path] = (False, own + value)
         if queue.children or not queue.pending_apps:
             continue
+        offer = can_reserve or (can_preempt and guaranteed[queue.path])
+        fixed, value = priority[queue.path]
         for app in queue.pending_apps.values():
+            if not offer:
+                wait = app.wait
+                if wait is not None and wait.kind in ("user", "group"):
+                    held = app.asks.get(wait.ask)
+                    if held is not None:
+                        _limit_lifted(p, app, held)
+                continue
             for pending in app.sorted_asks():
                 key = (app.application_id, pending.ask.key)
                 if app.awaits_replacement(pending.ask) or key in c.triggered:
@@ -99,9 +128,9 @@ def _waiting(p: Partition) -> list[tuple[Application, PendingAsk]]:
                     _limit_lifted(p, app, pending)
                     break
                 if wait is None or wait.kind != "queue" or wait.limit == "resources":
-                    found.append((-_effective_priority(queue, pending.ask.priority),
-                                  shares[queue.path], pending.added_at, pending.seq, app,
-                                  pending))
+                    effective = value if fixed else pending.ask.priority + value
+                    found.append((-effective, shares[queue.path], pending.added_at,
+                                  pending.seq, app, pending))
     found.sort(key=lambda f: f[:4])
     return [(app, pending) for *_, app, pending in found]
 
@@ -135,11 +164,3 @@ def _share(used: Resource, guaranteed: Mapping[str, int] | None, capacity: Resou
         if base > 0:
             best = max(best, quantity / base)
     return best
-
-
-def _effective_priority(leaf: Queue, priority: int) -> int:
-    """The ask's priority as the root sees it: offsets added, a priority fence resets it."""
-    for level in leaf.lineage():
-        priority = level.priority_offset if level.priority_fence \
-            else priority + level.priority_offset
-    return priority
