@@ -75,7 +75,7 @@ def try_reserve(p: Partition, app: Application, pending: PendingAsk,
                 now: float) -> Reservation | None:
     """Reserve the best node for an ask that fits none now, if the rules allow it."""
     ask = pending.ask
-    if ask.required_node is not None or ask.placeholder:
+    if ask.required_node is not None:
         return None
     if now < pending.added_at + RESERVATION_DELAY:
         _wake(p, pending.added_at + RESERVATION_DELAY)
