@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal
 from quotactor.core.resources import Resource
 
 if TYPE_CHECKING:
+    from quotactor.scheduler.application import PendingAsk
     from quotactor.scheduler.partition import Partition
 
 __all__ = ["AskKey", "Contention", "ReleaseRequest", "Reservation", "preempting_by_queue"]
@@ -74,9 +75,11 @@ class Contention:
         """Preempted allocations whose release the shim has not confirmed yet."""
         self.outbox: list[ReleaseRequest] = []
         """Release requests the shim has not collected yet."""
-        self.triggered: set[AskKey] = set()
-        """Asks that preempted once (YuniKorn lets an ask trigger preemption only once)."""
-        self.checked: dict[AskKey, float] = {}
+        self.triggered: dict[AskKey, PendingAsk] = {}
+        """Asks that preempted once (YuniKorn lets an ask trigger preemption only once); an
+        entry counts only for the very pending ask it was made for, not for a later ask that
+        reuses the key."""
+        self.checked: dict[AskKey, tuple[PendingAsk, float]] = {}
         """When each ask last tried preemption."""
         self.quota_due: dict[str, float] = {}
         """Queue path -> when its usage above a lowered maximum is preempted."""
@@ -88,20 +91,32 @@ class Contention:
         self.reservations_expired = 0
         self.reserved_seconds = 0.0
         """Node-seconds held by reservations that have ended."""
+        self._cycles = 0
 
     def take_requests(self) -> list[ReleaseRequest]:
         out, self.outbox = self.outbox, []
         return out
 
     def forget_released(self, p: Partition) -> None:
-        """Drop the records of victims that are gone (released, or their application)."""
+        """Drop the records of victims that are gone (released, or their application); the
+        per-ask records of asks that are gone are swept every 64 cycles (they only cost
+        memory, and a long backlog would make a sweep per cycle expensive)."""
         for key in [k for k in self.victims if not _still_preempted(p, k)]:
             del self.victims[key]
-        for key in [k for k in self.triggered if not _pending(p, k)]:
-            self.triggered.discard(key)
-            self.checked.pop(key, None)
-        for key in [k for k in self.checked if not _pending(p, k)]:
+        self._cycles += 1
+        if self._cycles % 64:
+            return
+        for key in [k for k, v in self.triggered.items() if not _pending(p, k, v)]:
+            del self.triggered[key]
+        for key in [k for k, v in self.checked.items() if not _pending(p, k, v[0])]:
             del self.checked[key]
+
+    def has_triggered(self, key: AskKey, pending: PendingAsk) -> bool:
+        return self.triggered.get(key) is pending
+
+    def last_check(self, key: AskKey, pending: PendingAsk) -> float | None:
+        entry = self.checked.get(key)
+        return entry[1] if entry is not None and entry[0] is pending else None
 
 
 def _still_preempted(p: Partition, key: AskKey) -> bool:
@@ -110,9 +125,9 @@ def _still_preempted(p: Partition, key: AskKey) -> bool:
     return allocation is not None and allocation.preempted
 
 
-def _pending(p: Partition, key: AskKey) -> bool:
+def _pending(p: Partition, key: AskKey, pending: PendingAsk) -> bool:
     app = p.apps.get(key[0])
-    return app is not None and key[1] in app.asks
+    return app is not None and app.asks.get(key[1]) is pending
 
 
 def preempting_by_queue(p: Partition) -> dict[str, Resource]:

@@ -121,7 +121,7 @@ def _waiting(p: Partition, can_reserve: bool,
                 continue
             for pending in app.sorted_asks():
                 key = (app.application_id, pending.ask.key)
-                if app.awaits_replacement(pending.ask) or key in c.triggered:
+                if app.awaits_replacement(pending.ask) or c.has_triggered(key, pending):
                     continue
                 wait = pending.wait
                 if wait is not None and wait.kind in ("user", "group"):

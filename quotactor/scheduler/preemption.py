@@ -57,15 +57,16 @@ def may_preempt(p: Partition, app: Application, pending: PendingAsk, now: float)
         return False
     key = (app.application_id, ask.key)
     c = p.contention
-    if key in c.triggered or not any(q.guaranteed for q in leaf.lineage()):
+    if c.has_triggered(key, pending) or not any(q.guaranteed for q in leaf.lineage()):
         return False
-    due = max(pending.added_at + preemption_delay(leaf), c.checked.get(key, -1e18)
-              + ATTEMPT_INTERVAL)
-    if now < due:
-        if c.next_wake is None or due < c.next_wake:
-            c.next_wake = due
+    eligible = pending.added_at + preemption_delay(leaf)
+    if now < eligible:
+        # a simulator jumps to the end of the delay; later retries wait for other events
+        if c.next_wake is None or eligible < c.next_wake:
+            c.next_wake = eligible
         return False
-    return True
+    last = c.last_check(key, pending)
+    return last is None or now >= last + ATTEMPT_INTERVAL
 
 
 def victim_order(allocation: Allocation) -> tuple[bool, bool, int, float, str]:
@@ -262,7 +263,7 @@ def try_preempt(p: Partition, app: Application, pending: PendingAsk, now: float)
     leaf = app.queue
     assert leaf is not None
     key = (app.application_id, ask.key)
-    p.contention.checked[key] = now
+    p.contention.checked[key] = (pending, now)
     fence, priorities = _fence_root(leaf, ask.priority, ask.resource)
     candidates = sorted(_candidates(p, fence, leaf, priorities, ask.resource),
                         key=lambda c: victim_order(c[0]))
@@ -289,7 +290,7 @@ def try_preempt(p: Partition, app: Application, pending: PendingAsk, now: float)
     _, node, victims = best
     for allocation, _queue in victims:
         mark_victim(p, allocation, "preemption", app.application_id, ask.key, now)
-    p.contention.triggered.add(key)
+    p.contention.triggered[key] = pending
     reserve(p, app, pending, node.node_id, now, preemption=True)
     app.note(now, "preempting", f"{ask.key} preempts {len(victims)} allocation(s) on"
              f" {node.node_id}")

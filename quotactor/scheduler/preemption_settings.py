@@ -12,6 +12,7 @@ default, as YuniKorn does (the config checker reports it).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from quotactor.scheduler.queue import Queue
 
@@ -46,6 +47,7 @@ _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0
 _PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 
 
+@lru_cache(maxsize=256)
 def parse_duration(text: str) -> float | None:
     """Seconds in a Go duration string (`1h2m3.5s`), None if it is not one."""
     value = text.strip()

@@ -191,7 +191,8 @@ def _ask(p: Partition, app: Application, pending: PendingAsk) -> dict[str, Any]:
         "placeholderTimeout": _ns(timeout),
         "taskGroupName": ask.task_group,
         "allocationLog": [],
-        "triggeredPreemption": (app.application_id, ask.key) in p.contention.triggered,
+        "triggeredPreemption": p.contention.has_triggered((app.application_id, ask.key),
+                                                          pending),
         "originator": False,
     }
 
