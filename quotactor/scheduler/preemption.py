@@ -2,8 +2,10 @@
 
 An ask may preempt when the partition allows it, the ask allows it (`allow_preempt_other`), it
 is not pinned to a node, it has not triggered preemption before, it has waited its leaf's
-`preemption.delay`, and its last attempt is at least 15 s old. Its queue, or an ancestor, must
-have a guaranteed resource: a queue without any guarantee never preempts.
+`preemption.delay`, its last attempt is at least 15 s old, and its user and group limits
+leave room for it (YuniKorn checks the user headroom first: preemption would not help). Its
+queue, or an ancestor, must have a guaranteed resource: a queue without any guarantee never
+preempts.
 
 Victims come from the subtree of the *fence root*: the nearest queue upwards that has
 `preemption.policy: fence`, whose maximum the ask would break, or root. Inside it, every leaf
@@ -38,7 +40,7 @@ from quotactor.scheduler.preemption_settings import (
     victims_disabled,
 )
 from quotactor.scheduler.queue import Queue
-from quotactor.scheduler.reservation import reserve
+from quotactor.scheduler.reservation import limits_hold, reserve
 
 if TYPE_CHECKING:
     from quotactor.scheduler.partition import Partition
@@ -264,6 +266,8 @@ def try_preempt(p: Partition, app: Application, pending: PendingAsk, now: float)
     assert leaf is not None
     key = (app.application_id, ask.key)
     p.contention.checked[key] = (pending, now)
+    if limits_hold(p, app, pending):
+        return False  # preemption would not help
     fence, priorities = _fence_root(leaf, ask.priority, ask.resource)
     candidates = sorted(_candidates(p, fence, leaf, priorities, ask.resource),
                         key=lambda c: victim_order(c[0]))

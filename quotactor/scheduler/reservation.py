@@ -26,7 +26,8 @@ from quotactor.scheduler.reasons import Wait
 if TYPE_CHECKING:
     from quotactor.scheduler.partition import Partition
 
-__all__ = ["allocate_reserved", "reservation_wait", "reserve", "try_reserve", "unreserve"]
+__all__ = ["allocate_reserved", "limits_hold", "reservation_wait", "reserve", "try_reserve",
+           "unreserve"]
 
 
 def reserve(p: Partition, app: Application, pending: PendingAsk, node_id: str, now: float,
@@ -90,9 +91,28 @@ def try_reserve(p: Partition, app: Application, pending: PendingAsk,
         score = _shortfall(ask.resource, node)
         if best is None or score < best_score:
             best, best_score = node, score
-    if best is None:
+    if best is None or limits_hold(p, app, pending):
         return None
     return reserve(p, app, pending, best.node_id, now, preemption=False)
+
+
+def limits_hold(p: Partition, app: Application, pending: PendingAsk) -> bool:
+    """Whether the user's or group's headroom is too small for the ask (YuniKorn checks it
+    before it reserves or preempts). If so the ask waits on that limit until it moves."""
+    p.accounting.calls += 1
+    headroom = p.ugm.headroom(app.queue_path, app.application_id, app.user)
+    resource = pending.ask.resource
+    if headroom is None or all(q <= headroom.get(n, q) for n, q in resource.items()):
+        return False
+    wait = Wait("user", app.user.user, app.queue_path, "resources",
+                f"user or group headroom {Resource(headroom)} is below the ask {resource}",
+                pending.ask.key)
+    pending.wait = wait
+    # the headroom merges user and group limits: any release may lift it
+    pending.blocked = ("any", "", p.accounting.releases)
+    if app.wait is None or app.wait.kind in ("node", "reservation", "preemption"):
+        p.set_wait(app, wait)
+    return True
 
 
 def _wake(p: Partition, when: float) -> None:

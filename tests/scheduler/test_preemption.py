@@ -309,3 +309,40 @@ def test_victims_are_chosen_to_take_least(start_scheduler, clock):
     clock.advance(10)
     s.schedule()
     assert victims(s) == ["s0", "s1"]
+
+
+def test_placeholders_can_be_victims_and_count_as_timed_out(start_scheduler, clock):
+    from quotactor.scheduler import Gang, TaskGroup
+
+    s = start_scheduler(TWO_QUEUES)
+    s.add_node("n1", {"vcore": 4000})
+    s.submit("gang", BOB, queue="root.low",
+             gang=Gang((TaskGroup("tg", 4, ONE),), style="Soft", timeout=3600))
+    s.schedule()
+    assert len(s.application("gang").allocations) == 4
+    s.submit("high-app", SUE, queue="root.high", asks=[Ask("h0", ONE)])
+    clock.advance(10)
+    s.schedule()
+    (request,) = s.release_requests()
+    assert request.application_id == "gang"
+    s.release("gang", request.allocation_key)
+    assert [a.application_id for a in s.schedule()] == ["high-app"]
+    assert s.application("gang").placeholder_data[0].timed_out == 1
+
+
+def test_an_ask_held_back_by_its_user_limit_does_not_preempt(start_scheduler, clock):
+    s = start_scheduler(TWO_QUEUES.replace(
+        "properties: {preemption.delay: 10s}",
+        "properties: {preemption.delay: 10s}\n            limits:\n"
+        "              - limit: sue\n                users: [sue]\n"
+        "                maxresources: {vcore: 1}"))
+    s.add_node("n1", {"vcore": 4000})
+    s.add_node("n2", {"vcore": 1000})
+    s.submit("first", SUE, queue="root.high", asks=[Ask("f0", ONE, required_node="n2")])
+    s.schedule()
+    fill_low(s, clock)
+    s.submit("high-app", SUE, queue="root.high", asks=[Ask("h0", ONE)])
+    clock.advance(60)
+    s.schedule()
+    assert victims(s) == []
+    assert s.why_pending("high-app").kind == "user"
