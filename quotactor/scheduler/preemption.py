@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from quotactor.core.resources import Resource
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.application import Application, PendingAsk
-from quotactor.scheduler.contention import ReleaseRequest, preempting_by_queue
+from quotactor.scheduler.contention import ReleaseRequest, Reservation, preempting_by_queue
 from quotactor.scheduler.node import Node
 from quotactor.scheduler.preemption_settings import (
     ATTEMPT_INTERVAL,
@@ -45,7 +45,8 @@ from quotactor.scheduler.reservation import limits_hold, reserve
 if TYPE_CHECKING:
     from quotactor.scheduler.partition import Partition
 
-__all__ = ["mark_victim", "may_preempt", "try_preempt", "victim_order"]
+__all__ = ["mark_victim", "mark_victims", "may_preempt", "try_preempt", "unmark_victims",
+           "victim_order"]
 
 _EMPTY = Resource()
 
@@ -292,13 +293,66 @@ def try_preempt(p: Partition, app: Application, pending: PendingAsk, now: float)
     if best is None:
         return False
     _, node, victims = best
-    for allocation, _queue in victims:
-        mark_victim(p, allocation, "preemption", app.application_id, ask.key, now)
-    p.contention.triggered[key] = pending
-    reserve(p, app, pending, node.node_id, now, preemption=True)
+    held = p.contention.reservations.get(key)
+    try:
+        mark_victims(p, [a for a, _ in victims], "preemption", app.application_id, ask.key,
+                     now)
+        p.contention.triggered[key] = pending
+        reserve(p, app, pending, node.node_id, now, preemption=True)
+    except BaseException:
+        _restore(p, key, held, [a for a, _ in victims])
+        raise
     app.note(now, "preempting", f"{ask.key} preempts {len(victims)} allocation(s) on"
              f" {node.node_id}")
     return True
+
+
+def _restore(p: Partition, key: tuple[str, str], held: Reservation | None,
+             victims: list[Allocation]) -> None:
+    """Undo an interrupted preemption: victims unmarked, the ask's reservation as before."""
+    c = p.contention
+    c.triggered.pop(key, None)
+    current = c.reservations.get(key)
+    if current is not None and current is not held:
+        del c.reservations[key]
+        if p.nodes.reserved.get(current.node_id) == key:
+            del p.nodes.reserved[current.node_id]
+    if held is not None:
+        c.reservations[key] = held
+        p.nodes.reserved[held.node_id] = key
+    unmark_victims(p, victims)
+
+
+def mark_victims(p: Partition, allocations: list[Allocation], reason: str,
+                 preemptor_app: str, preemptor_ask: str, now: float) -> None:
+    """Mark every victim, or none if interrupted (a KeyboardInterrupt included)."""
+    done: list[Allocation] = []
+    try:
+        for allocation in allocations:
+            mark_victim(p, allocation, reason, preemptor_app, preemptor_ask, now)
+            done.append(allocation)
+    except BaseException:
+        unmark_victims(p, done)
+        raise
+
+
+def unmark_victims(p: Partition, allocations: list[Allocation]) -> None:
+    """Put victims back as they were before `mark_victim` (their release not requested)."""
+    c = p.contention
+    for allocation in allocations:
+        key = (allocation.application_id, allocation.key)
+        request = c.victims.pop(key, None)
+        if request is None:
+            continue
+        if request in c.outbox:
+            c.outbox.remove(request)
+        c.preempted[request.reason] -= 1
+        app = p.apps.get(allocation.application_id)
+        if app is not None and key[1] in app.allocations:
+            app.allocations[key[1]] = allocation
+        node = p.nodes.nodes.get(allocation.node_id)
+        if node is not None and key in node.allocations:
+            node.allocations[key] = allocation
 
 
 def mark_victim(p: Partition, allocation: Allocation, reason: str, preemptor_app: str,

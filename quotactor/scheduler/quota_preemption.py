@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from quotactor.core.resources import Resource
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.contention import preempting_by_queue
-from quotactor.scheduler.preemption import mark_victim, victim_order
+from quotactor.scheduler.preemption import mark_victims, victim_order
 from quotactor.scheduler.preemption_settings import quota_preemption_delay
 from quotactor.scheduler.queue import Queue
 
@@ -75,10 +75,10 @@ def run_due(p: Partition) -> None:
             continue
         if not p.spec.quota_preemption_enabled:
             continue
-        del due[path]
         queue = p.queues.get(path)
         if queue is not None:
             _preempt(p, queue, now)
+        del due[path]
 
 
 def _room_above_guarantee(queue: Queue, used: dict[str, Resource]) -> dict[str, int] | None:
@@ -128,7 +128,6 @@ def _preempt(p: Partition, queue: Queue, now: float) -> None:
             if level.path in used:
                 used[level.path] = used[level.path] - allocation.resource
         victims.append(allocation)
-    for allocation in victims:
-        mark_victim(p, allocation, "quota", "", "", now)
+    mark_victims(p, victims, "quota", "", "", now)
     p.log.info("scheduler.quota_preemption", queue=queue.path, excess=str(excess),
                victims=len(victims), claimed=str(taken))

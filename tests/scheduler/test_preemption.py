@@ -346,3 +346,39 @@ def test_an_ask_held_back_by_its_user_limit_does_not_preempt(start_scheduler, cl
     s.schedule()
     assert victims(s) == []
     assert s.why_pending("high-app").kind == "user"
+
+
+def test_an_interrupted_preemption_leaves_nothing_half_done(start_scheduler, clock,
+                                                            monkeypatch, assert_books):
+    import pytest
+
+    from quotactor.scheduler import preemption
+
+    s = start_scheduler(TWO_QUEUES)
+    s.add_node("n1", {"vcore": 4000})
+    fill_low(s, clock)
+    s.submit("high-app", SUE, queue="root.high", asks=[Ask("h0", {"vcore": 2000})])
+    clock.advance(10)
+    real = preemption.mark_victim
+    calls = []
+
+    def flaky(*args, **kwargs):
+        calls.append(args[1].key)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        real(*args, **kwargs)
+
+    monkeypatch.setattr(preemption, "mark_victim", flaky)
+    with pytest.raises(KeyboardInterrupt):
+        s.schedule()
+    assert s.release_requests() == []
+    assert not any(a["preempted"] for a in s.application_view("low-app")["allocations"])
+    assert s.application_view("high-app")["hasReserved"] is False
+    assert s.application_view("high-app")["requests"][0]["triggeredPreemption"] is False
+    assert s.preemption_counts()["preemption"] == 0
+    assert s.queues_view()["children"][1]["preemptingResource"] == {}
+    assert_books(s)
+    monkeypatch.setattr(preemption, "mark_victim", real)
+    clock.advance(15)
+    s.schedule()
+    assert victims(s) == ["l2", "l3"]
