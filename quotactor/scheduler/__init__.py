@@ -16,6 +16,7 @@ with Scheduler.start(config_yaml, clock=clock) as scheduler:
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.ask import Ask
 from quotactor.scheduler.clock import Clock, SystemClock, VirtualClock
+from quotactor.scheduler.contention import ReleaseRequest
 from quotactor.scheduler.events import Event
 from quotactor.scheduler.gang import Gang, GangStyle, PlaceholderData, TaskGroup
 from quotactor.scheduler.info import ApplicationInfo, QueueInfo
@@ -56,6 +57,7 @@ __all__ = [
     "RecoveredApplication",
     "RecoveredNode",
     "RecoveryFeed",
+    "ReleaseRequest",
     "RuleSpec",
     "Scheduler",
     "SchedulerOptions",

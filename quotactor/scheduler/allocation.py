@@ -29,6 +29,13 @@ class Allocation:
     requested_at: float = 0.0
     allocated_at: float = 0.0
     placeholder_used: bool = False
+    allow_preempt_self: bool = True
+    originator: bool = False
+    preempted: bool = False
+    """Chosen as a preemption victim: the shim was asked to release it and has not yet."""
 
     def resized(self, resource: Resource) -> Allocation:
         return dataclasses.replace(self, resource=resource)
+
+    def marked_preempted(self) -> Allocation:
+        return dataclasses.replace(self, preempted=True)

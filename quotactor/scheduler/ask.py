@@ -23,6 +23,12 @@ class Ask:
     `placeholder` asks are created by the scheduler for a gang's task group; a real ask naming a
     `task_group` replaces one of that group's placeholders. `required_node` pins the ask to one
     node (as a daemon-set pod is pinned).
+
+    The preemption flags are what YuniKorn's shim derives from a pod: `allow_preempt_self`
+    False is the `yunikorn.apache.org/allow-preemption: "false"` opt-out (the allocation is
+    taken only as a last resort), `allow_preempt_other` False is a priority class with
+    `preemptionPolicy: Never` (the ask never preempts), and `originator` marks the pod that
+    owns the application (a Spark driver), taken last of all.
     """
 
     key: str
@@ -32,6 +38,9 @@ class Ask:
     task_group: str = ""
     required_node: str | None = None
     tags: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    allow_preempt_self: bool = True
+    allow_preempt_other: bool = True
+    originator: bool = False
 
     def __init__(
         self,
@@ -42,6 +51,10 @@ class Ask:
         task_group: str = "",
         required_node: str | None = None,
         tags: Mapping[str, str] | None = None,
+        *,
+        allow_preempt_self: bool = True,
+        allow_preempt_other: bool = True,
+        originator: bool = False,
     ) -> None:
         if not isinstance(key, str) or not key.strip():
             raise InvalidRequest(f"ask key must be a non-empty string, got {key!r}")
@@ -59,3 +72,6 @@ class Ask:
         object.__setattr__(self, "task_group", task_group)
         object.__setattr__(self, "required_node", required_node)
         object.__setattr__(self, "tags", MappingProxyType(dict(tags or {})))
+        object.__setattr__(self, "allow_preempt_self", bool(allow_preempt_self))
+        object.__setattr__(self, "allow_preempt_other", bool(allow_preempt_other))
+        object.__setattr__(self, "originator", bool(originator))

@@ -35,7 +35,8 @@ def allocate(p: Partition, app: Application, pending: PendingAsk, node: Node) ->
         return dataclasses.replace(wait, ask=ask.key)
     now = p.now()
     allocation = Allocation(ask.key, app.application_id, p.name, node.node_id, ask.resource,
-                            ask.priority, ask.placeholder, ask.task_group, pending.added_at, now)
+                            ask.priority, ask.placeholder, ask.task_group, pending.added_at, now,
+                            allow_preempt_self=ask.allow_preempt_self, originator=ask.originator)
     place(p, app, allocation, node, now)
     drop_asks(p, app, (ask.key,), timed_out=False)
     return allocation
@@ -77,7 +78,8 @@ def replace(p: Partition, app: Application, pending: PendingAsk,
     app.count_replaced(placeholder.task_group)
     allocation = Allocation(ask.key, app.application_id, p.name, node.node_id, ask.resource,
                             ask.priority, False, ask.task_group, pending.added_at, now,
-                            placeholder_used=True)
+                            placeholder_used=True, allow_preempt_self=ask.allow_preempt_self,
+                            originator=ask.originator)
     node.add(allocation)
     p.nodes.changed(node)
     app.add_allocation(allocation)

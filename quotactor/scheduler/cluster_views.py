@@ -15,6 +15,7 @@ from importlib import metadata
 from typing import Any
 
 from quotactor.core.resources import Resource
+from quotactor.scheduler.contention import preempting_by_queue
 from quotactor.scheduler.partition import Partition
 from quotactor.scheduler.queue import current_priority
 from quotactor.scheduler.spec import FilterSpec, RuleSpec
@@ -41,7 +42,7 @@ def queue_view(p: Partition, path: str, subtree: bool) -> dict[str, Any] | None:
         return None
     priorities: dict[str, int] = {}
     current_priority(p.queues.root, priorities)
-    view = _queue(p, queue, priorities)
+    view = _queue(p, queue, priorities, preempting_by_queue(p))
     if not subtree:
         view["childNames"] = [child["queuename"] for child in view.pop("children")]
     return view
@@ -50,7 +51,7 @@ def queue_view(p: Partition, path: str, subtree: bool) -> dict[str, Any] | None:
 def node_view(p: Partition, node_id: str) -> dict[str, Any] | None:
     """`NodeDAOInfo` of one node (None: the partition has no such node)."""
     node = p.nodes.nodes.get(node_id)
-    return None if node is None else _node(node)
+    return None if node is None else _node(p, node)
 
 
 def node_utilizations_view(p: Partition) -> dict[str, Any]:

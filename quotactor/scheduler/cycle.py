@@ -24,6 +24,7 @@ from quotactor.scheduler.accounting import queue_apps_wait, queue_max_wait
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.application import Application, PendingAsk
 from quotactor.scheduler.booking import allocate, replace, retire_placeholder
+from quotactor.scheduler.contention_step import after_walk, before_walk
 from quotactor.scheduler.queue import Queue, current_priority
 from quotactor.scheduler.reasons import Wait
 
@@ -49,12 +50,14 @@ class Cycle:
         self._no_room: dict[Resource, str] = {}
 
     def run(self) -> list[Allocation]:
+        self.allocations.extend(before_walk(self.p))  # issue 21: reservations first
         self._replace_placeholders()
         root = self.p.queues.root
         if self.p.nodes.nodes:
             while self._allocate_in(root):
                 pass
         self._explain_fresh()
+        after_walk(self.p)  # issue 21: preemption and new reservations
         return self.allocations
 
     def _explain_fresh(self) -> None:

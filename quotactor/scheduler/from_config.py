@@ -38,6 +38,8 @@ def _partition(part: PartitionConfig, config: SchedulerConfig) -> PartitionSpec:
         rules=tuple(_rule(rule) for rule in part.placement_rules),
         node_sort_policy=policy,
         limits=config,
+        preemption_enabled=part.preemption.enabled is not False,
+        quota_preemption_enabled=part.preemption.quota_preemption_enabled is True,
     )
 
 

@@ -83,6 +83,9 @@ class NodeSet:
         self._order: list[tuple[float, str]] = []
         self._keys: dict[str, tuple[float, str]] = {}
         self._unfit: set[Resource] = set()
+        self.reserved: dict[str, tuple[str, str]] = {}
+        """Node ID -> (application ID, ask key) of the reservation holding it (see
+        `reservation`): a reserved node takes no other ask that is not pinned to it."""
 
     @property
     def policy(self) -> NodeSortPolicy:
@@ -150,9 +153,11 @@ class NodeSet:
         if resource in self._unfit:
             return None
         nodes = self.nodes
+        reserved = self.reserved
         for _, node_id in self._order:
             node = nodes[node_id]
-            if node.schedulable and resource.fits_within_strict(node.available):
+            if node.schedulable and resource.fits_within_strict(node.available) \
+                    and node_id not in reserved:
                 return node
         self._unfit.add(resource)
         return None

@@ -20,6 +20,7 @@ from quotactor.scheduler.application import Application
 from quotactor.scheduler.ask import Ask
 from quotactor.scheduler.booking import resize
 from quotactor.scheduler.clock import Clock
+from quotactor.scheduler.contention import Contention
 from quotactor.scheduler.cycle import Cycle
 from quotactor.scheduler.events import partition_logger
 from quotactor.scheduler.gang import Gang
@@ -35,6 +36,7 @@ from quotactor.scheduler.node import Node, NodeSet
 from quotactor.scheduler.options import SchedulerOptions
 from quotactor.scheduler.placement import Placement, PlacementError, Request
 from quotactor.scheduler.queue import Queue
+from quotactor.scheduler.quota_preemption import max_snapshot, quota_changed
 from quotactor.scheduler.reasons import Wait
 from quotactor.scheduler.spec import PartitionSpec
 from quotactor.scheduler.states import TERMINAL_STATES, ApplicationState, Trigger
@@ -73,6 +75,8 @@ class Partition:
         self.accounting = Accounting(ugm, self.nodes)
         self.log = partition_logger(spec.name)
         self.deadlines = Deadlines()
+        self.contention = Contention()
+        """Reservations and preemption victims (issue 21; see `contention_step`)."""
         self._seq = 0
 
     def now(self) -> float:
@@ -342,8 +346,10 @@ class Partition:
         self.status = "Active"
         self.nodes.set_policy(spec.node_sort_policy)
         self.placement = Placement(spec.rules)
+        maxima = max_snapshot(self)
         for path in self.queues.apply(spec.root):
             self.log.info("scheduler.queue_draining", queue=path)
+        quota_changed(self, maxima)
         for app in self.apps.values():
             app.unblock_asks()
             if app.asks:

@@ -9,7 +9,7 @@ from quotactor.core.queue_tracker import Refusal
 
 __all__ = ["Wait", "WaitKind"]
 
-WaitKind = Literal["user", "group", "queue", "node"]
+WaitKind = Literal["user", "group", "queue", "node", "reservation", "preemption"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +18,8 @@ class Wait:
 
     `name` is the user, group or queue path that holds it (empty for `node`); `limit` says
     whether resources or the number of applications is the problem (`capacity` for nodes).
+    `reservation`: the ask holds a node and waits for room on it (`name` is the node);
+    `preemption`: victims were chosen for the ask and their release is awaited.
     """
 
     kind: WaitKind
@@ -34,5 +36,7 @@ class Wait:
 
     def __str__(self) -> str:
         who = f" {self.name}" if self.name else ""
+        if self.kind in ("reservation", "preemption"):
+            return f"ask {self.ask} {self.detail}"
         return f"{self.kind} limit{who} ({self.limit}) at {self.queue_path}: {self.detail}" \
             if self.kind != "node" else f"no node fits ask {self.ask}: {self.detail}"

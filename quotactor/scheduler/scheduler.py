@@ -23,6 +23,7 @@ from quotactor.scheduler import cluster_views, views
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.ask import Ask
 from quotactor.scheduler.clock import Clock, SystemClock
+from quotactor.scheduler.contention import ReleaseRequest
 from quotactor.scheduler.events import Event
 from quotactor.scheduler.gang import Gang
 from quotactor.scheduler.info import ApplicationInfo, QueueInfo, application_info, queue_info
@@ -262,6 +263,41 @@ class Scheduler:
         """When the earliest pending timeout is due (for simulators that jump in time)."""
         with self._lock:
             due = [p.deadlines.next_due() for p in self._partitions.values()]
+            due += [p.contention.next_wake for p in self._partitions.values()]
+            known = [d for d in due if d is not None]
+            return min(known) if known else None
+
+    def release_requests(self) -> list[ReleaseRequest]:
+        """Allocations preempted since the last call, which the shim should release.
+
+        Each victim is handed out once. It stays allocated, and counted for its user, group
+        and queues, until the shim confirms with `release()`; meanwhile it shows as
+        `"preempted": true` in the application view.
+        """
+        with self._lock:
+            out: list[ReleaseRequest] = []
+            for name in sorted(self._partitions):
+                out.extend(self._partitions[name].contention.take_requests())
+            return out
+
+    def preemption_counts(self, partition: str = DEFAULT_PARTITION) -> dict[str, float]:
+        """Victims chosen so far by reason, reservations made and expired, and the
+        node-seconds reservations have held nodes (those still held counted up to now)."""
+        with self._lock:
+            p = self._partition(partition)
+            c = p.contention
+            now = p.now()
+            held = c.reserved_seconds + sum(now - r.created for r in c.reservations.values())
+            return {"preemption": c.preempted["preemption"], "quota": c.preempted["quota"],
+                    "reservations": c.reservations_made,
+                    "reservationsExpired": c.reservations_expired,
+                    "reservedSeconds": held}
+
+    def next_contention_check(self) -> float | None:
+        """When an ask next becomes able to reserve or preempt, or a quota timer runs out
+        (for simulators that jump in time; the application timers are in `next_timer`)."""
+        with self._lock:
+            due = [p.contention.next_wake for p in self._partitions.values()]
             known = [d for d in due if d is not None]
             return min(known) if known else None
 

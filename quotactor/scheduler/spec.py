@@ -86,6 +86,8 @@ class PartitionSpec:
 
     `limits` is whatever `UserGroupManager.update_config` accepts for this partition (a loaded
     config, a limit table, or the minimal mapping form); None means no user or group limits.
+    `preemption_enabled` and `quota_preemption_enabled` are the partition's `preemption`
+    switches, with YuniKorn's defaults (priority preemption on, quota preemption off).
     """
 
     name: str
@@ -93,6 +95,8 @@ class PartitionSpec:
     rules: tuple[RuleSpec, ...] = ()
     node_sort_policy: NodeSortPolicy = "fair"
     limits: Any = None
+    preemption_enabled: bool = True
+    quota_preemption_enabled: bool = False
 
 
 def default_partition(name: str = DEFAULT_PARTITION) -> PartitionSpec:

@@ -14,6 +14,7 @@ from typing import Any
 from quotactor.core.resources import Resource
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.application import Application, PendingAsk
+from quotactor.scheduler.contention import preempting_by_queue
 from quotactor.scheduler.node import Node
 from quotactor.scheduler.partition import Partition
 from quotactor.scheduler.queue import Queue, current_priority
@@ -81,10 +82,11 @@ def queues_view(p: Partition) -> dict[str, Any]:
     """YuniKorn's `PartitionQueueDAOInfo` tree, from root (`/partition/{p}/queues`)."""
     priorities: dict[str, int] = {}
     current_priority(p.queues.root, priorities)
-    return _queue(p, p.queues.root, priorities)
+    return _queue(p, p.queues.root, priorities, preempting_by_queue(p))
 
 
-def _queue(p: Partition, queue: Queue, priorities: Mapping[str, int]) -> dict[str, Any]:
+def _queue(p: Partition, queue: Queue, priorities: Mapping[str, int],
+           preempting: Mapping[str, Resource]) -> dict[str, Any]:
     limit = p.nodes.capacity if queue.parent is None else queue.max_resources
     return {
         "queuename": queue.path,
@@ -94,13 +96,14 @@ def _queue(p: Partition, queue: Queue, priorities: Mapping[str, int]) -> dict[st
         "maxResource": _res(limit),
         "guaranteedResource": _res(queue.guaranteed),
         "allocatedResource": _res(queue.allocated),
-        "preemptingResource": {},
+        "preemptingResource": _res(preempting.get(queue.path)),
         "isLeaf": queue.is_leaf,
         "isManaged": queue.managed,
         "properties": dict(sorted(queue.properties.items())),
         "parent": queue.parent.path if queue.parent is not None else "",
         "template": _template(queue.template),
-        "children": [_queue(p, queue.children[n], priorities) for n in sorted(queue.children)],
+        "children": [_queue(p, queue.children[n], priorities, preempting)
+                     for n in sorted(queue.children)],
         "absUsedCapacity": _percent(queue.allocated, limit),
         "maxRunningApps": queue.max_applications,
         "runningApps": len(queue.running),
@@ -142,6 +145,8 @@ def applications_view(p: Partition, state: str | None = None) -> list[dict[str, 
 
 def application_view(p: Partition, app: Application) -> dict[str, Any]:
     """YuniKorn's `ApplicationDAOInfo` for one application."""
+    reservations = sorted(r.token() for r in p.contention.reservations.values()
+                          if r.application_id == app.application_id and r.app_seq == app.seq)
     return {
         "applicationID": app.application_id,
         "usedResource": _res(app.allocated),
@@ -163,8 +168,8 @@ def application_view(p: Partition, app: Application) -> dict[str, Any]:
              "replaced": d.replaced, "timedout": d.timed_out}
             for d in app.placeholder_data()
         ],
-        "hasReserved": False,
-        "reservations": [],
+        "hasReserved": bool(reservations),
+        "reservations": reservations,
         "maxRequestPriority": app.priority,
     }
 
@@ -186,7 +191,8 @@ def _ask(p: Partition, app: Application, pending: PendingAsk) -> dict[str, Any]:
         "placeholderTimeout": _ns(timeout),
         "taskGroupName": ask.task_group,
         "allocationLog": [],
-        "triggeredPreemption": False,
+        "triggeredPreemption": p.contention.has_triggered((app.application_id, ask.key),
+                                                          pending),
         "originator": False,
     }
 
@@ -209,16 +215,17 @@ def _allocation(allocation: Allocation) -> dict[str, Any]:
         "placeholder": allocation.placeholder,
         "placeholderUsed": allocation.placeholder_used,
         "taskGroupName": allocation.task_group,
-        "preempted": False,
+        "preempted": allocation.preempted,
     }
 
 
 def nodes_view(p: Partition) -> list[dict[str, Any]]:
     """`NodeDAOInfo` of every node, by node ID."""
-    return [_node(p.nodes.nodes[n]) for n in sorted(p.nodes.nodes)]
+    return [_node(p, p.nodes.nodes[n]) for n in sorted(p.nodes.nodes)]
 
 
-def _node(node: Node) -> dict[str, Any]:
+def _node(p: Partition, node: Node) -> dict[str, Any]:
+    holder = p.contention.reservations.get(p.nodes.reserved.get(node.node_id, ("", "")))
     return {
         "nodeID": node.node_id,
         "hostName": "",
@@ -231,6 +238,6 @@ def _node(node: Node) -> dict[str, Any]:
         "utilized": _percent(node.allocated, node.capacity),
         "allocations": [_allocation(node.allocations[k]) for k in sorted(node.allocations)],
         "schedulable": node.schedulable,
-        "isReserved": False,
-        "reservations": [],
+        "isReserved": holder is not None,
+        "reservations": [holder.token()] if holder is not None else [],
     }

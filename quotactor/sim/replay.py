@@ -36,6 +36,7 @@ from quotactor.sim.jobs import Job, Workload
 from quotactor.sim.limits import group_limits, user_limits
 from quotactor.sim.outcomes import OutcomeRecorder
 from quotactor.sim.packing import Packing, plan_asks
+from quotactor.sim.preemptions import PreemptionTally
 from quotactor.sim.progress import Progress
 from quotactor.sim.result import Performance, SimulationResult
 from quotactor.sim.stats import summarise
@@ -51,7 +52,9 @@ class ReplayOptions:
     """How to replay: the partition jobs go to, how tasks become asks, the report label.
 
     `partition` empty means the scheduler's first partition; `progress` None shows a bar only
-    on a terminal.
+    on a terminal. The replay acts as the shim for preemption: it confirms each release
+    `preemption_grace` seconds after the scheduler asks, and a preempted job restarts (its
+    work lost) or, with `kill_preempted`, is killed.
     """
 
     partition: str = ""
@@ -59,12 +62,14 @@ class ReplayOptions:
     label: str = ""
     config_source: str = ""
     progress: bool | None = None
+    preemption_grace: float = 0.0
+    kill_preempted: bool = False
 
 
 class _Running:
     """A submitted job: what it still waits for, what it holds, where it was placed."""
 
-    __slots__ = ("group", "held", "job", "missing", "queue")
+    __slots__ = ("end_seq", "group", "held", "job", "missing", "queue", "started_at")
 
     def __init__(self, job: Job, missing: int) -> None:
         self.job = job
@@ -72,6 +77,8 @@ class _Running:
         self.held = Resource()
         self.group: str | None = job.groups[0] if job.groups else None
         self.queue = ""
+        self.started_at: float | None = None
+        self.end_seq = -1
 
 
 def replay(scheduler: Scheduler, workload: Workload, cluster: ClusterSpec,
@@ -108,6 +115,8 @@ class _Replay:
         self.cycles = 0
         self.decisions = 0
         self.allocations = 0
+        self.confirms: list[tuple[float, int, str, str]] = []
+        self.tally = PreemptionTally()
 
     def run(self) -> SimulationResult:
         started = time.perf_counter()
@@ -121,14 +130,20 @@ class _Replay:
         now = jobs[0].submit
         seq = 0
         try:
-            while index < len(jobs) or self.ends:
+            while index < len(jobs) or self.ends or self.confirms:
                 next_arrival = jobs[index].submit if index < len(jobs) else float("inf")
-                now = min(next_arrival, self.ends[0][0] if self.ends else float("inf"))
+                now = min(next_arrival, self.ends[0][0] if self.ends else float("inf"),
+                          self._next_preemption_event(now))
                 self.clock.set(now)
+                while self.confirms and self.confirms[0][0] <= now:
+                    _, _, app_id, key = heapq.heappop(self.confirms)
+                    ended += self._confirm(app_id, key, now)
                 while self.ends and self.ends[0][0] <= now:
-                    _, _, job_id = heapq.heappop(self.ends)
-                    self._end(job_id, now)
-                    ended += 1
+                    _, end_seq, job_id = heapq.heappop(self.ends)
+                    entry = self.running.get(job_id)
+                    if entry is not None and entry.end_seq == end_seq:
+                        self._end(job_id, now)
+                        ended += 1
                 while index < len(jobs) and jobs[index].submit <= now:
                     ended += self._submit(jobs[index], now)
                     index += 1
@@ -180,27 +195,93 @@ class _Replay:
         return resolved or (job.groups[0] if job.groups else None)
 
     def _cycle(self, now: float, seq: int) -> int:
-        made = self.scheduler.schedule()
-        self.cycles += 1
-        self.allocations += len(made)
-        for allocation in made:
-            entry = self.waiting.get(allocation.application_id)
-            if entry is None:
-                continue
-            self.timeline.change(now, entry.job.user, entry.group, entry.queue,
-                                 allocation.resource, 0 if entry.held else 1)
-            entry.held = entry.held + allocation.resource
-            entry.missing -= 1
-            if entry.missing == 0:
-                job_id = entry.job.job_id
-                del self.waiting[job_id]
-                self.running[job_id] = entry
-                self.recorder.started(job_id, now)
+        touched: set[str] = set()
+        while True:
+            made = self.scheduler.schedule()
+            self.cycles += 1
+            self.allocations += len(made)
+            touched.update(a.application_id for a in made)
+            for allocation in made:
+                entry = self.waiting.get(allocation.application_id)
+                if entry is None:
+                    continue
+                self.timeline.change(now, entry.job.user, entry.group, entry.queue,
+                                     allocation.resource, 0 if entry.held else 1)
+                entry.held = entry.held + allocation.resource
+                entry.missing -= 1
+                if entry.missing == 0:
+                    job_id = entry.job.job_id
+                    del self.waiting[job_id]
+                    self.running[job_id] = entry
+                    self.recorder.started(job_id, now)
+                    seq += 1
+                    entry.started_at, entry.end_seq = now, seq
+                    heapq.heappush(self.ends, (now + entry.job.duration, seq, job_id))
+            self.decisions += len(made) + len(self.waiting)
+            for request in self.scheduler.release_requests():
                 seq += 1
-                heapq.heappush(self.ends, (now + entry.job.duration, seq, job_id))
-        self.decisions += len(made) + len(self.waiting)
-        self._poll_waits(now, {a.application_id for a in made})
+                heapq.heappush(self.confirms, (now + self.options.preemption_grace, seq,
+                                               request.application_id, request.allocation_key))
+            if not self.confirms or self.confirms[0][0] > now:
+                break
+            while self.confirms and self.confirms[0][0] <= now:
+                _, _, app_id, key = heapq.heappop(self.confirms)
+                self._confirm(app_id, key, now)
+        self._poll_waits(now, touched)
         return seq
+
+    # -- the shim's side of preemption -------------------------------------------------------
+
+    def _next_preemption_event(self, now: float) -> float:
+        """The next release to confirm, or the next moment a waiting ask may reserve or
+        preempt (only while jobs wait and others run)."""
+        due = self.confirms[0][0] if self.confirms else float("inf")
+        if self.waiting and self.running:
+            wake = self.scheduler.next_contention_check()
+            if wake is not None and wake > now:
+                due = min(due, wake)
+        return due
+
+    def _confirm(self, app_id: str, key: str, now: float) -> int:
+        """Release a victim as the shim would; returns 1 if its job ended (killed).
+
+        A restarted job starts over: the rest of its tasks are released too and all of them
+        ask again (a job holding part of its tasks while it waits could deadlock the trace).
+        """
+        entry = self.running.get(app_id) or self.waiting.get(app_id)
+        if entry is None:
+            return 0
+        held = {a.key: a for a in self.scheduler.application(
+            app_id, partition=self.partition).allocations}
+        victim = held.pop(key, None)
+        if victim is None:
+            return 0
+        released = [victim] if self.options.kill_preempted else [victim, *held.values()]
+        for allocation in released:
+            self.scheduler.release(app_id, allocation.key, partition=self.partition)
+        self._released = True
+        freed = sum((a.resource for a in released), Resource())
+        entry.held = entry.held - freed
+        self.timeline.change(now, entry.job.user, entry.group, entry.queue, -freed,
+                             0 if entry.held else -1)
+        self.tally.victim(entry.job.user, entry.group, entry.queue)
+        if app_id in self.running:
+            del self.running[app_id]
+            self.waiting[app_id] = entry
+            entry.end_seq = -1
+            if entry.started_at is not None:
+                self.tally.lost_run(entry.job.total, now - entry.started_at)
+        if self.options.kill_preempted:
+            self.tally.killed += 1
+            self._kill(app_id, now, f"preempted ({key}) and killed")
+            return 1
+        self.tally.restarted += 1
+        entry.missing += len(released)
+        for allocation in released:
+            self.scheduler.add_ask(app_id, Ask(allocation.key, allocation.resource),
+                                   partition=self.partition)
+        self._fresh.append(app_id)
+        return 0
 
     def _poll_waits(self, now: float, touched: set[str]) -> None:
         """Record why waiting jobs wait. The scheduler asks again about a refused ask only
@@ -215,7 +296,10 @@ class _Replay:
         self._fresh.clear()
         for job_id in polled:
             wait = self.scheduler.why_pending(job_id, partition=self.partition)
-            self.recorder.waiting(job_id, now, wait.kind if wait is not None else None)
+            kind = None if wait is None else wait.kind
+            # a reserved or preempting ask waits for room on a node
+            self.recorder.waiting(job_id, now, "node" if kind in ("reservation", "preemption")
+                                  else kind)
 
     def _end(self, job_id: str, now: float) -> None:
         entry = self.running.pop(job_id)
@@ -304,4 +388,5 @@ class _Replay:
             end_time=end,
             leftover=self._leftover(),
             performance=performance,
+            preemptions=self.tally.stats(self.scheduler.preemption_counts(self.partition)),
         )

@@ -8,13 +8,14 @@ everything that matters.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from quotactor.core.resources import Resource
 from quotactor.sim.cluster import ClusterSpec
 from quotactor.sim.jobs import Workload
 from quotactor.sim.limits import LimitLine
 from quotactor.sim.outcomes import JobOutcome
+from quotactor.sim.preemptions import PreemptionStats
 from quotactor.sim.stats import EntityStats
 from quotactor.sim.usage import Series
 
@@ -73,6 +74,7 @@ class SimulationResult:
     end_time: float
     leftover: Mapping[str, Resource]
     performance: Performance
+    preemptions: PreemptionStats = field(default_factory=PreemptionStats)
 
     @property
     def primary_resource(self) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 import pykka
 import pytest
 
+from quotactor.core.resources import Resource
 from quotactor.scheduler import Scheduler, VirtualClock
 
 
@@ -65,5 +66,33 @@ def assert_balanced() -> Callable[[Scheduler], None]:
             for group in ugm.groups_usage():
                 assert group["queues"].get("resourceUsage", {}) == {}, group
                 assert "runningApplications" not in group["queues"], group
+
+    return check
+
+
+@pytest.fixture
+def assert_books() -> Callable[[Scheduler], None]:
+    """Usage equals the sum of the live allocations: for every queue, user and node."""
+
+    def check(scheduler: Scheduler) -> None:
+        for partition in scheduler.partitions:
+            apps = scheduler.applications(partition=partition)
+            by_queue: dict[str, Resource] = {}
+            by_user: dict[str, Resource] = {}
+            for app in apps:
+                held = sum((a.resource for a in app.allocations), Resource())
+                by_user[app.user.user] = by_user.get(app.user.user, Resource()) + held
+                parts = app.queue_path.split(".") if app.queue_path else []
+                for i in range(1, len(parts) + 1):
+                    path = ".".join(parts[:i])
+                    by_queue[path] = by_queue.get(path, Resource()) + held
+            for queue in scheduler.queues(partition=partition):
+                assert queue.allocated == by_queue.get(queue.path, Resource()), queue.path
+            for user in scheduler.ugm(partition).users_usage():
+                usage = Resource(user["queues"].get("resourceUsage", {}))
+                assert usage == by_user.get(user["userName"], Resource()), user["userName"]
+            for node in scheduler.nodes_view(partition):
+                held = sum((Resource(a["resource"]) for a in node["allocations"]), Resource())
+                assert Resource(node["allocated"]) == held, node["nodeID"]
 
     return check

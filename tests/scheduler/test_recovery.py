@@ -38,12 +38,19 @@ partitions:
 """
 
 
+def _unreserved(nodes: list[dict]) -> list[dict]:
+    """Reservations are not part of what a shim re-sends: the recovered scheduler makes its
+    own in its next cycle (YuniKorn does not recover them either)."""
+    return [{k: v for k, v in n.items() if k not in ("isReserved", "reservations")}
+            for n in nodes]
+
+
 def same_state(old, new) -> None:
     """Tracker state, queue usage and application states all equal."""
     assert new.ugm().users_usage() == old.ugm().users_usage()
     assert new.ugm().groups_usage() == old.ugm().groups_usage()
     assert new.queues_view() == old.queues_view()
-    assert new.nodes_view() == old.nodes_view()
+    assert _unreserved(new.nodes_view()) == _unreserved(old.nodes_view())
     active = {a.application_id: a.state for a in old.applications(state="active")}
     assert {a.application_id: a.state for a in new.applications(state="active")} == active
     for app_id in active:
@@ -105,7 +112,8 @@ def test_recovery_survives_limits_lowered_below_current_usage(start_scheduler) -
     assert new.why_pending("a1").kind == "group"
 
 
-def test_random_work_recovers_to_the_same_state(start_scheduler, clock) -> None:
+def test_random_work_recovers_to_the_same_state(start_scheduler, clock,
+                                                assert_books) -> None:
     rnd = random.Random(7)
     old = start_scheduler(CONFIG)
     for i in range(4):
@@ -136,6 +144,13 @@ def test_random_work_recovers_to_the_same_state(start_scheduler, clock) -> None:
     new = start_scheduler(CONFIG)
     new.recover(old.recovery_feed())
     same_state(old, new)
+    reserved = any(n["isReserved"] for n in old.nodes_view())
     old.schedule()
     new.schedule()
-    same_state(old, new)
+    if reserved:
+        # The old scheduler's reservations steer its next cycle; the new one has none yet,
+        # so the two may place differently: both must still keep their books.
+        assert_books(old)
+        assert_books(new)
+    else:
+        same_state(old, new)

@@ -131,10 +131,17 @@ def test_many_applications_balance_to_zero_after_everything_completes(
         elif roll < 0.815:
             s.update_config(rnd.choice([CONFIG, RELOADED]))
         allocations += len(s.schedule())
+        for request in s.release_requests():  # the shim confirms preemption victims
+            held = {a.key for a in s.application(request.application_id).allocations}
+            if request.allocation_key in held:
+                s.release(request.application_id, request.allocation_key)
         if step % 100 == 0:
             check_books(s)
     check_books(s)
-    assert allocations > 400
+    # Reservations hold nodes for big asks (YuniKorn's trade: fewer small allocations, no
+    # starvation of big ones), so the storm places fewer asks than it did without them.
+    assert allocations > 300
+    assert s.preemption_counts()["reservations"] > 0
     for app in live:
         s.remove_application(app)
     clock.advance(4 * 24 * 3600)

@@ -156,18 +156,22 @@ def test_waits_are_charged_to_the_limit_that_held_the_job() -> None:
     result, books = run(workload, uniform_cluster(1, {"vcore": "80"}))
     out = {o.job_id: o for o in result.outcomes}
     assert (out["a"].start, out["a"].end) == (0, 100)
-    assert out["b"].start == 100 and dict(out["b"].held) == {"user": 90.0}
-    assert out["c"].start == 150
-    assert dict(out["c"].held) == {"node": 130.0}
+    # c fits no node at 20 and reserves the node: when a ends it goes first, and b, which
+    # its user limit held until then, waits for the node behind it
+    assert out["c"].start == 100 and dict(out["c"].held) == {"node": 80.0}
+    assert out["b"].start == 150 and dict(out["b"].held) == {"user": 90.0, "node": 50.0}
+    assert result.preemptions.reservations == 1
     assert_balanced(result, books)
 
 
 def test_deadlocked_partial_jobs_are_killed_so_the_rest_runs() -> None:
     # Fair ordering gives two 3-task jobs two of the four nodes each: neither can ever start.
+    # (They arrive as the nodes free up: had they waited, their reservations would have held
+    # three nodes for the older one.)
     lines = [f'{{"job_id": "{name}", "user": "{user}", "queue": "root.q", "submit": {at},'
              f' "duration": 10, "tasks": {tasks}}}'
              for name, user, at, tasks in (("first", "sue", 0, 2), ("second", "bob", 0, 2),
-                                           ("big-1", "ann", 5, 3), ("big-2", "joe", 5, 3),
+                                           ("big-1", "ann", 10, 3), ("big-2", "joe", 10, 3),
                                            ("later", "kim", 100, 1))]
     config = """\
 partitions:

@@ -1,0 +1,180 @@
+"""Reservations: an ask that fits no node holds one, so small asks cannot starve it forever.
+
+YuniKorn's rules, as modelled here. An ask that has waited two seconds, is within
+its queue and user limits, and fits no node's free room but some node's capacity, reserves the
+schedulable node where its shortfall is smallest. A node holds at most one reservation and an
+ask at most one node; a reserved node takes no other (unpinned) ask. Each cycle starts with the
+reservations: the ask is placed on its node when it fits, else on any other free node (the
+reservation is then dropped). A reservation goes away with its ask, its application or its
+node, and expires when a limit has held its ask back for an hour.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from quotactor.core.resources import Resource
+from quotactor.scheduler.allocation import Allocation
+from quotactor.scheduler.application import Application, PendingAsk
+from quotactor.scheduler.booking import allocate
+from quotactor.scheduler.contention import Reservation
+from quotactor.scheduler.node import Node
+from quotactor.scheduler.preemption_settings import RESERVATION_DELAY, RESERVATION_WAIT_TIMEOUT
+from quotactor.scheduler.reasons import Wait
+
+if TYPE_CHECKING:
+    from quotactor.scheduler.partition import Partition
+
+__all__ = ["allocate_reserved", "limits_hold", "reservation_wait", "reserve", "try_reserve",
+           "unreserve"]
+
+
+def reserve(p: Partition, app: Application, pending: PendingAsk, node_id: str, now: float,
+            preemption: bool) -> Reservation:
+    """Hold `node_id` for the ask (moving its reservation if it had one elsewhere)."""
+    key = (app.application_id, pending.ask.key)
+    old = p.contention.reservations.get(key)
+    if old is not None:
+        if old.node_id == node_id:
+            old.preemption = old.preemption or preemption
+            return old
+        unreserve(p, old, f"moved to node {node_id}")
+    reservation = Reservation(app.application_id, app.seq, pending.ask.key, node_id, now,
+                              preemption)
+    p.contention.reservations[key] = reservation
+    p.nodes.reserved[node_id] = key
+    p.contention.reservations_made += 1
+    app.note(now, "reserved", f"{pending.ask.key} reserved node {node_id}")
+    p.log.info("scheduler.reserved", app=app.application_id, ask=pending.ask.key, node=node_id,
+               preemption=preemption)
+    return reservation
+
+
+def unreserve(p: Partition, reservation: Reservation, why: str) -> None:
+    """Give the node back: other asks may land on it again."""
+    if p.contention.reservations.get(reservation.key()) is reservation:
+        del p.contention.reservations[reservation.key()]
+        p.contention.reserved_seconds += p.now() - reservation.created
+    if p.nodes.reserved.get(reservation.node_id) == reservation.key():
+        del p.nodes.reserved[reservation.node_id]
+        p.nodes.freed()
+    app = p.apps.get(reservation.application_id)
+    if app is not None and app.seq == reservation.app_seq:
+        app.note(p.now(), "unreserved", f"{reservation.ask_key} on {reservation.node_id}: {why}")
+    p.log.debug("scheduler.unreserved", app=reservation.application_id,
+                ask=reservation.ask_key, node=reservation.node_id, reason=why)
+
+
+def _shortfall(ask: Resource, node: Node) -> float:
+    """YuniKorn's fit score: how much of the ask the node's free room lacks (0 = fits)."""
+    available = node.available
+    return sum(max(0, q - int(available.get(n, 0))) / q for n, q in ask.items() if q > 0)
+
+
+def try_reserve(p: Partition, app: Application, pending: PendingAsk,
+                now: float) -> Reservation | None:
+    """Reserve the best node for an ask that fits none now, if the rules allow it."""
+    ask = pending.ask
+    if ask.required_node is not None:
+        return None
+    if now < pending.added_at + RESERVATION_DELAY:
+        _wake(p, pending.added_at + RESERVATION_DELAY)
+        return None
+    best: Node | None = None
+    best_score = 0.0
+    for node_id in sorted(p.nodes.nodes):
+        node = p.nodes.nodes[node_id]
+        if not node.schedulable or node_id in p.nodes.reserved \
+                or not ask.resource.fits_within_strict(node.capacity):
+            continue
+        score = _shortfall(ask.resource, node)
+        if best is None or score < best_score:
+            best, best_score = node, score
+    if best is None or limits_hold(p, app, pending):
+        return None
+    return reserve(p, app, pending, best.node_id, now, preemption=False)
+
+
+def limits_hold(p: Partition, app: Application, pending: PendingAsk) -> bool:
+    """Whether the user's or group's headroom is too small for the ask (YuniKorn checks it
+    before it reserves or preempts). If so the ask waits on that limit until it moves."""
+    p.accounting.calls += 1
+    headroom = p.ugm.headroom(app.queue_path, app.application_id, app.user)
+    resource = pending.ask.resource
+    if headroom is None or all(q <= headroom.get(n, q) for n, q in resource.items()):
+        return False
+    wait = Wait("user", app.user.user, app.queue_path, "resources",
+                f"user or group headroom {Resource(headroom)} is below the ask {resource}",
+                pending.ask.key)
+    pending.wait = wait
+    # the headroom merges user and group limits: any release may lift it
+    pending.blocked = ("any", "", p.accounting.releases)
+    if app.wait is None or app.wait.kind in ("node", "reservation", "preemption"):
+        p.set_wait(app, wait)
+    return True
+
+
+def _wake(p: Partition, when: float) -> None:
+    c = p.contention
+    if c.next_wake is None or when < c.next_wake:
+        c.next_wake = when
+
+
+def reservation_wait(p: Partition, reservation: Reservation, app: Application) -> Wait:
+    """Why the reserved ask waits: the node, and any victims whose release is awaited."""
+    victims = sum(1 for r in p.contention.victims.values()
+                  if r.preemptor_application == app.application_id
+                  and r.preemptor_ask == reservation.ask_key)
+    if victims:
+        return Wait("preemption", reservation.node_id, app.queue_path, "capacity",
+                    f"preempted {victims} allocation(s) on node {reservation.node_id} and"
+                    " waits for the shim to release them", reservation.ask_key)
+    return Wait("reservation", reservation.node_id, app.queue_path, "capacity",
+                f"has reserved node {reservation.node_id} and waits for room there",
+                reservation.ask_key)
+
+
+def allocate_reserved(p: Partition) -> list[Allocation]:
+    """The first step of a cycle: place reserved asks, drop reservations that lost meaning."""
+    made: list[Allocation] = []
+    now = p.now()
+    for reservation in sorted(p.contention.reservations.values(), key=lambda r: r.created):
+        app = p.apps.get(reservation.application_id)
+        pending = app.asks.get(reservation.ask_key) if app is not None else None
+        node = p.nodes.nodes.get(reservation.node_id)
+        if app is None or app.seq != reservation.app_seq or pending is None:
+            unreserve(p, reservation, "ask gone")
+            continue
+        if node is None or not pending.ask.resource.fits_within_strict(node.capacity):
+            unreserve(p, reservation, "node gone or too small")
+            continue
+        target = node if node.schedulable and node.fits(pending.ask.resource) else None
+        if target is None:
+            target = p.nodes.find_fit(pending.ask.resource)
+        if target is None:
+            reservation.held_since = None
+            continue
+        result = allocate(p, app, pending, target)
+        if isinstance(result, Allocation):
+            unreserve(p, reservation, f"allocated on {target.node_id}")
+            made.append(result)
+            if app.asks:
+                p.fresh[app.application_id] = app
+            continue
+        _held(p, app, reservation, result, now)
+    return made
+
+
+def _held(p: Partition, app: Application, reservation: Reservation, wait: Wait,
+          now: float) -> None:
+    """A limit refused the reserved ask: it keeps the node for an hour at most."""
+    if reservation.held_since is None:
+        reservation.held_since = now
+    if now - reservation.held_since >= RESERVATION_WAIT_TIMEOUT:
+        p.contention.reservations_expired += 1
+        unreserve(p, reservation, f"expired: held back by a limit for"
+                  f" {RESERVATION_WAIT_TIMEOUT:.0f}s")
+    else:
+        _wake(p, reservation.held_since + RESERVATION_WAIT_TIMEOUT)
+    p.set_wait(app, dataclasses.replace(wait, ask=reservation.ask_key))

@@ -1,0 +1,78 @@
+"""The replay as the shim for preemption: confirmed releases, restarts or kills, the counts."""
+
+from __future__ import annotations
+
+from quotactor.scheduler import Scheduler, VirtualClock
+from quotactor.sim.cluster import uniform_cluster
+from quotactor.sim.jobfile import parse_jsonl
+from quotactor.sim.outcomes import JobState
+from quotactor.sim.replay import ReplayOptions, replay
+from quotactor.sim.result import SimulationResult
+
+CONFIG = """\
+partitions:
+  - name: default
+    queues:
+      - name: root
+        submitacl: "*"
+        properties: {preemption.delay: 10s}
+        queues:
+          - name: gold
+            resources: {guaranteed: {vcore: "2"}}
+          - name: silver
+"""
+WORKLOAD = parse_jsonl([
+    '{"job_id": "long", "user": "sue", "groups": ["lab"], "queue": "root.silver", "submit": 0,'
+    ' "duration": 100, "tasks": 4}',
+    '{"job_id": "urgent", "user": "bob", "groups": ["ops"], "queue": "root.gold",'
+    ' "submit": 20, "duration": 50, "tasks": 2}',
+])
+
+
+def run(**options: object) -> SimulationResult:
+    with Scheduler.start(CONFIG, clock=VirtualClock(0)) as scheduler:
+        return replay(scheduler, WORKLOAD, uniform_cluster(1, {"vcore": "4"}),
+                      ReplayOptions(progress=False, packing="none", **options))  # type: ignore[arg-type]
+
+
+def test_the_guaranteed_queue_gets_its_share_and_the_victim_restarts() -> None:
+    result = run()
+    out = {o.job_id: o for o in result.outcomes}
+    assert out["urgent"].state is JobState.COMPLETED
+    assert 30 <= out["urgent"].start <= 45  # after the 10 s delay, not after "long" ends
+    assert out["long"].state is JobState.COMPLETED and out["long"].start == 0
+    # it ran 30 s in vain, restarted from scratch, waited for "urgent" and ran in full
+    assert out["long"].end == out["urgent"].end + 100
+    stats = result.preemptions
+    assert stats.victims == 1 and stats.restarted == 1 and stats.killed == 0
+    assert dict(stats.by_queue) == {"root.silver": 1}
+    assert dict(stats.by_user) == {"sue": 1} and dict(stats.by_group) == {"lab": 1}
+    assert abs(stats.work_lost_core_hours - 4 * 30 / 3600) < 1e-9
+    assert stats.reserved_node_hours > 0
+    assert result.leftover == {}
+
+
+def test_preempted_jobs_can_be_counted_as_killed() -> None:
+    result = run(kill_preempted=True)
+    out = {o.job_id: o for o in result.outcomes}
+    assert out["long"].state is JobState.NEVER_STARTED
+    assert "preempted" in out["long"].reason
+    assert out["urgent"].start == 30
+    assert result.preemptions.killed == 1
+    assert result.leftover == {}
+
+
+def test_the_shim_grace_delays_the_preemptor() -> None:
+    quick = {o.job_id: o for o in run(kill_preempted=True).outcomes}
+    slow = {o.job_id: o for o in run(kill_preempted=True, preemption_grace=7).outcomes}
+    assert slow["urgent"].start == quick["urgent"].start + 7
+
+
+def test_without_a_guarantee_nothing_is_preempted() -> None:
+    with Scheduler.start(CONFIG.replace('resources: {guaranteed: {vcore: "2"}}', ""),
+                         clock=VirtualClock(0)) as scheduler:
+        result = replay(scheduler, WORKLOAD, uniform_cluster(1, {"vcore": "4"}),
+                        ReplayOptions(progress=False, packing="none"))
+    out = {o.job_id: o for o in result.outcomes}
+    assert out["urgent"].start == 100
+    assert result.preemptions.victims == 0
