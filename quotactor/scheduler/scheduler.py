@@ -270,8 +270,14 @@ class Scheduler:
 
     def why_pending(self, application_id: str, *,
                     partition: str = DEFAULT_PARTITION) -> Wait | None:
-        """What holds back the application's first waiting ask (None: nothing waits)."""
-        return self.application(application_id, partition=partition).wait
+        """What holds back the application's first waiting ask (None: nothing waits).
+
+        Read straight from the application rather than through a full `ApplicationInfo`: a
+        replay asks this for every waiting job after every release.
+        """
+        with self._lock:
+            app = self._partition(partition).app(application_id)
+            return app.wait if app.asks else None
 
     def events(self, application_id: str, *, partition: str = DEFAULT_PARTITION) -> list[Event]:
         """The application's recent events, oldest first."""

@@ -43,6 +43,9 @@ class JobOutcome:
     end: float | None
     held: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     reason: str = ""
+    cause: str = ""
+    """For a job that did not complete: its reason without the job's own figures, so that
+    jobs turned away for the same reason share it and the summary can count them."""
 
     @property
     def wait(self) -> float | None:
@@ -103,13 +106,14 @@ class OutcomeRecorder:
     def finished(self, job_id: str, now: float) -> None:
         self._close(job_id, JobState.COMPLETED, now, "")
 
-    def rejected(self, job_id: str, now: float, reason: str) -> None:
-        self._close(job_id, JobState.REJECTED, now, reason)
+    def rejected(self, job_id: str, now: float, reason: str, cause: str = "") -> None:
+        self._close(job_id, JobState.REJECTED, now, reason, cause or reason)
 
-    def gave_up(self, job_id: str, now: float, reason: str) -> None:
-        self._close(job_id, JobState.NEVER_STARTED, now, reason)
+    def gave_up(self, job_id: str, now: float, reason: str, cause: str = "") -> None:
+        self._close(job_id, JobState.NEVER_STARTED, now, reason, cause or reason)
 
-    def _close(self, job_id: str, state: JobState, now: float, reason: str) -> None:
+    def _close(self, job_id: str, state: JobState, now: float, reason: str,
+               cause: str = "") -> None:
         entry = self._open.pop(job_id)
         entry.charge(now)
         held = MappingProxyType({k: v for k, v in entry.held.items() if v})
@@ -117,7 +121,7 @@ class OutcomeRecorder:
         self._done[job_id] = JobOutcome(entry.job.job_id, entry.job.user, entry.group,
                                         entry.queue, state, entry.job.submit, start,
                                         now if state is JobState.COMPLETED else None, held,
-                                        reason)
+                                        reason, cause)
 
     def outcomes(self) -> tuple[JobOutcome, ...]:
         """Every closed job, in submission order (open ones are not included)."""

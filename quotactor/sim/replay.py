@@ -7,6 +7,12 @@ which places everything that fits. A job starts when its last ask is allocated a
 a resource manager does when a job's pods finish). Nothing sleeps and nothing waits on wall
 time, so a replay is deterministic and runs as fast as the scheduler decides.
 
+A job that asks, on its own, for more than a limit allows (a user limit of 32 vcore and a job
+of 64) can never start under that configuration, however long it waits. The replay notices it
+the first time the scheduler names that limit, gives it up then (`never-started`, cause
+"exceeds u4's user limit: 32 vcore at root.ipsc") and removes it, so it neither counts as
+held back for the rest of the trace nor costs the scheduler a retry after every release.
+
 When no event is left but jobs still wait, nothing can ever change for them: they are given
 up (`never-started`, with the scheduler's last reason) and removed, so every job ends and
 every tracker returns to zero. A job needing more than the whole cluster is never submitted:
@@ -31,7 +37,9 @@ from quotactor.core.queue_path import ancestors, parse_queue_path
 from quotactor.core.resources import Resource
 from quotactor.logs import get_logger
 from quotactor.scheduler import ApplicationState, Ask, Scheduler, VirtualClock
+from quotactor.scheduler.reasons import Wait
 from quotactor.sim.cluster import ClusterSpec
+from quotactor.sim.fmt import humanize, resources_text
 from quotactor.sim.jobs import Job, Workload
 from quotactor.sim.limits import group_limits, user_limits
 from quotactor.sim.outcomes import OutcomeRecorder
@@ -104,6 +112,7 @@ class _Replay:
                            key=lambda c: (sum(c.values()), sorted(c.items())))
         self.capacity = cluster.capacity
         self._fresh: list[str] = []
+        self._queue_max: dict[str, Resource | None] = {}
         self._released = False
         self.cycles = 0
         self.decisions = 0
@@ -154,8 +163,9 @@ class _Replay:
         self.recorder.submitted(job, job.groups[0] if job.groups else None)
         total = job.total
         if not total.fits_within_strict(self.capacity):
-            self.recorder.rejected(job.job_id, now, f"needs {total}, more than the whole "
-                                   f"cluster ({self.capacity})")
+            self.recorder.rejected(job.job_id, now, f"needs {resources_text(total)}, more "
+                                   f"than the whole cluster ({resources_text(self.capacity)})",
+                                   "larger than the whole cluster")
             return 1
         asks = [Ask(plan.key, plan.resource)
                 for plan in plan_asks(job, self.largest, self.options.packing)]
@@ -163,7 +173,7 @@ class _Replay:
                                      queue=job.queue or "", partition=self.partition,
                                      tags=job.tags, asks=asks)
         if info.state is ApplicationState.REJECTED:
-            self.recorder.rejected(job.job_id, now, info.rejected_message)
+            self.recorder.rejected(job.job_id, now, humanize(info.rejected_message))
             return 1
         entry = _Running(job, len(asks))
         entry.queue = info.queue_path
@@ -213,9 +223,43 @@ class _Replay:
             polled = [j for j in (*self._fresh, *sorted(touched)) if j in self.waiting]
         self._released = False
         self._fresh.clear()
+        hopeless: list[tuple[str, str]] = []
         for job_id in polled:
             wait = self.scheduler.why_pending(job_id, partition=self.partition)
             self.recorder.waiting(job_id, now, wait.kind if wait is not None else None)
+            if wait is not None and wait.limit == "resources":
+                cause = self._exceeds(self.waiting[job_id].job.total, wait)
+                if cause is not None:
+                    hopeless.append((job_id, cause))
+        for job_id, cause in hopeless:
+            total = resources_text(self.waiting[job_id].job.total)
+            self._kill(job_id, now, f"needs {total}: {cause}", cause)
+
+    def _exceeds(self, total: Resource, wait: Wait) -> str | None:
+        """The limit named by `wait`, described, if `total` alone is more than it allows
+        (so no release can ever let the job start); else None."""
+        if wait.kind == "queue":
+            cap = self._queue_limit(wait.queue_path)
+            owner = f"queue {wait.queue_path}'s maximum"
+        else:
+            table = self.ugm.limit_table
+            limit = (table.user_limit(wait.queue_path, wait.name) if wait.kind == "user"
+                     else table.group_limit(wait.queue_path, wait.name))
+            cap = Resource(limit.max_resources) if limit is not None else None
+            owner = f"{wait.kind} {wait.name}'s limit"
+        if cap is None:
+            return None
+        over = {n: q for n, q in cap.items() if total.get(n, 0) > q}
+        if not over:
+            return None
+        where = "" if wait.kind == "queue" else f" at {wait.queue_path}"
+        return f"exceeds {owner}: {resources_text(over)}{where}"
+
+    def _queue_limit(self, path: str) -> Resource | None:
+        if path not in self._queue_max:
+            limit = self.scheduler.queue(path, partition=self.partition).max_resources
+            self._queue_max[path] = Resource(limit) if limit is not None else None
+        return self._queue_max[path]
 
     def _end(self, job_id: str, now: float) -> None:
         entry = self.running.pop(job_id)
@@ -229,8 +273,11 @@ class _Replay:
         count = len(self.waiting)
         for job_id in sorted(self.waiting, key=lambda j: self.waiting[j].job.line):
             wait = self.scheduler.why_pending(job_id, partition=self.partition)
-            self._kill(job_id, now, str(wait) if wait is not None
-                       else "still waiting when the replay ended")
+            if wait is None:
+                self._kill(job_id, now, "still waiting when the replay ended")
+            else:
+                self._kill(job_id, now, humanize(str(wait)),
+                           f"still held by {_owner(wait)} when the trace ended")
         return count
 
     def _break_deadlock(self, now: float) -> int:
@@ -241,18 +288,20 @@ class _Replay:
         for job_id in victims:
             entry = self.waiting[job_id]
             wait = self.scheduler.why_pending(job_id, partition=self.partition)
-            self._kill(job_id, now, f"deadlock: held {entry.held} of {entry.job.total} with "
-                       f"nothing running" + (f"; {wait}" if wait is not None else ""))
+            self._kill(job_id, now, f"deadlock: held {resources_text(entry.held)} of "
+                       f"{resources_text(entry.job.total)} with nothing running"
+                       + (f"; {humanize(str(wait))}" if wait is not None else ""),
+                       "deadlock: partly placed with nothing running")
         return len(victims)
 
-    def _kill(self, job_id: str, now: float, reason: str) -> None:
+    def _kill(self, job_id: str, now: float, reason: str, cause: str = "") -> None:
         entry = self.waiting.pop(job_id)
         self.scheduler.remove_application(job_id, partition=self.partition)
         self._released = True
         if entry.held:
             self.timeline.change(now, entry.job.user, entry.group, entry.queue, -entry.held,
                                  -1)
-        self.recorder.gave_up(job_id, now, reason)
+        self.recorder.gave_up(job_id, now, reason, cause)
 
     # -- results -----------------------------------------------------------------------------
 
@@ -305,3 +354,12 @@ class _Replay:
             leftover=self._leftover(),
             performance=performance,
         )
+
+
+def _owner(wait: Wait) -> str:
+    """Who holds a job back, for a cause: `user u4's limit (applications) at root.a`."""
+    if wait.kind == "node":
+        return "full nodes"
+    if wait.kind == "queue":
+        return f"queue {wait.queue_path}'s {wait.limit} limit"
+    return f"{wait.kind} {wait.name}'s {wait.limit} limit at {wait.queue_path}"
