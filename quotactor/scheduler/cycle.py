@@ -11,6 +11,11 @@ same cycle, and across cycles it waits until the counter that could change the a
 (see `Accounting.token`). For each application the user group manager is asked at most for
 one increase per placed ask plus, after a resource refusal, one `headroom` to screen the
 application's remaining asks.
+
+A user whose count of running applications is at its limit stays there for the rest of the
+cycle (nothing is released during a cycle), so after the first refusal the user's other new
+applications in that leaf are held back with the same reason without asking the user group
+manager again: after a release the cost is one refusal per user, not one per pending job.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import heapq
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from quotactor.core.identity import UserGroup
 from quotactor.core.resources import Resource
 from quotactor.scheduler.accounting import queue_apps_wait, queue_max_wait
 from quotactor.scheduler.allocation import Allocation
@@ -47,6 +53,7 @@ class Cycle:
         self._headroom: dict[str, dict[str, int] | None] = {}
         self._limit_wait: dict[str, Wait] = {}
         self._no_room: dict[Resource, str] = {}
+        self._no_new_apps: dict[tuple[str, UserGroup], Wait] = {}
 
     def run(self) -> list[Allocation]:
         self._replace_placeholders()
@@ -193,6 +200,8 @@ class Cycle:
             pending.blocked = p.accounting.token(result)
             first = first or result
             if result.kind in ("user", "group") and result.limit == "applications":
+                if not app.tracked:
+                    self._no_new_apps[(leaf.path, app.user)] = result
                 self._block_all(app, result)
                 return None
         p.set_wait(app, first)
@@ -213,12 +222,17 @@ class Cycle:
         node = p.nodes.find_fit(resource, ask.required_node)
         if node is None:
             return self._no_node(app, resource, ask.key)
+        if not app.tracked:
+            known = self._no_new_apps.get((leaf.path, app.user))
+            if known is not None:
+                return known
         result = allocate(p, app, pending, node)
         if isinstance(result, Allocation):
             if headroom is not None:
                 _take(headroom, resource)
             return result
-        if result.kind in ("user", "group") and app_id not in self._headroom:
+        if result.limit == "resources" and result.kind in ("user", "group") \
+                and app_id not in self._headroom:
             self._limit_wait[app_id] = result
             p.accounting.calls += 1
             self._headroom[app_id] = p.ugm.headroom(app.queue_path, app_id, app.user)
