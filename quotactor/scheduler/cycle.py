@@ -56,6 +56,7 @@ class Cycle:
         self._no_new_apps: dict[tuple[str, UserGroup], Wait] = {}
 
     def run(self) -> list[Allocation]:
+        self.p.accounting.unpark(self.p.fresh.values())
         self._replace_placeholders()
         root = self.p.queues.root
         if self.p.nodes.nodes:
@@ -76,6 +77,8 @@ class Cycle:
                 allocation = self._allocate_app(app.queue, app)
                 if allocation is not None:
                     self.allocations.append(allocation)
+                else:
+                    self._park_if_blocked(app)
 
     # -- gang ------------------------------------------------------------------------------
 
@@ -145,8 +148,14 @@ class Cycle:
     def _allocate_leaf(self, leaf: Queue) -> bool:
         heap = self._app_heaps.get(leaf.path)
         if heap is None:
-            heap = [(*self._app_key(leaf, a), a) for a in leaf.pending_apps.values()
-                    if self._worth_trying(a)]
+            heap = []
+            accounting = self.p.accounting
+            for app in accounting.ready(leaf):
+                counters = self._blockers(app)
+                if counters is None:
+                    heap.append((*self._app_key(leaf, app), app))
+                else:
+                    accounting.park(app, counters)
             heapq.heapify(heap)
             self._app_heaps[leaf.path] = heap
         while heap:
@@ -158,23 +167,38 @@ class Cycle:
                     self.p.fresh[app.application_id] = app
                     heapq.heappush(heap, (*self._app_key(leaf, app), app))
                 return True
+            self._park_if_blocked(app)
         return False
+
+    def _park_if_blocked(self, app: Application) -> None:
+        """Set a refused application aside until something it waits on changes."""
+        counters = self._blockers(app)
+        if counters is not None:
+            self.p.accounting.park(app, counters)
 
     def _may_fit(self, queue: Queue, shape: Resource) -> bool:
         """Whether an ask of this size could be placed now (queue limits and nodes only)."""
         return queue.over_max(shape) is None and self.p.nodes.find_fit(shape) is not None
 
-    def _worth_trying(self, app: Application) -> bool:
-        still_blocked = self.p.accounting.still_blocked
+    def _blockers(self, app: Application) -> set[tuple[str, str]] | None:
+        """The counters every ask of `app` waits on, or None when one ask is worth trying."""
+        accounting = self.p.accounting
         unfit = self.p.nodes.known_unfit
+        counters: set[tuple[str, str]] = set()
         for pending in app.asks.values():
-            if pending.blocked is not None and still_blocked(pending.blocked):
-                continue
+            token = pending.blocked
             ask = pending.ask
-            if ask.required_node is None and unfit(ask.resource):
+            if token is not None and accounting.still_blocked(token):
+                if token[0] == "node" and ask.required_node is None:
+                    counters.add(accounting.node_counter(ask.resource))
+                else:
+                    counters.add((token[0], token[1]))
                 continue
-            return True
-        return False
+            if ask.required_node is None and unfit(ask.resource):
+                counters.add(accounting.node_counter(ask.resource))
+                continue
+            return None
+        return counters
 
     def _allocate_app(self, leaf: Queue, app: Application) -> Allocation | None:
         """Place the first ask of `app` that fits, and record why its first ask waits."""
@@ -194,7 +218,7 @@ class Cycle:
                 continue
             result = self._try(leaf, app, pending)
             if isinstance(result, Allocation):
-                p.set_wait(app, first)
+                self._set_wait(app, first)
                 return result
             pending.wait = result
             pending.blocked = p.accounting.token(result)
@@ -204,7 +228,7 @@ class Cycle:
                     self._no_new_apps[(leaf.path, app.user)] = result
                 self._block_all(app, result)
                 return None
-        p.set_wait(app, first)
+        self._set_wait(app, first)
         return None
 
     def _try(self, leaf: Queue, app: Application, pending: PendingAsk) -> Allocation | Wait:
@@ -250,6 +274,11 @@ class Cycle:
         for pending in app.asks.values():
             pending.blocked = token
             pending.wait = wait
+        self._set_wait(app, wait)
+
+    def _set_wait(self, app: Application, wait: Wait | None) -> None:
+        if wait != app.wait:
+            self.p.accounting.changed_waits[app.application_id] = app
         self.p.set_wait(app, wait)
 
 

@@ -279,6 +279,15 @@ class Scheduler:
             app = self._partition(partition).app(application_id)
             return app.wait if app.asks else None
 
+    def take_wait_changes(self, *, partition: str = DEFAULT_PARTITION) -> dict[str, Wait | None]:
+        """Applications whose reason to wait changed since the last call, with the reason
+        now (None: nothing waits any more). A replay reads these after each cycle instead of
+        asking about every waiting application."""
+        with self._lock:
+            accounting = self._partition(partition).accounting
+            changed, accounting.changed_waits = accounting.changed_waits, {}
+            return {k: (app.wait if app.asks else None) for k, app in changed.items()}
+
     def events(self, application_id: str, *, partition: str = DEFAULT_PARTITION) -> list[Event]:
         """The application's recent events, oldest first."""
         with self._lock:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from quotactor.core.identity import UserGroup
@@ -111,9 +110,7 @@ class _Replay:
         self.largest = max((n.capacity for n in cluster.nodes),
                            key=lambda c: (sum(c.values()), sorted(c.items())))
         self.capacity = cluster.capacity
-        self._fresh: list[str] = []
         self._queue_max: dict[str, Resource | None] = {}
-        self._released = False
         self.cycles = 0
         self.decisions = 0
         self.allocations = 0
@@ -180,7 +177,6 @@ class _Replay:
         entry.group = self._group(job, info.queue_path)
         self.recorder.placed(job.job_id, entry.queue, entry.group)
         self.waiting[job.job_id] = entry
-        self._fresh.append(job.job_id)
         return 0
 
     def _group(self, job: Job, queue_path: str) -> str | None:
@@ -209,24 +205,19 @@ class _Replay:
                 seq += 1
                 heapq.heappush(self.ends, (now + entry.job.duration, seq, job_id))
         self.decisions += len(made) + len(self.waiting)
-        self._poll_waits(now, {a.application_id for a in made})
+        self._poll_waits(now)
         return seq
 
-    def _poll_waits(self, now: float, touched: set[str]) -> None:
-        """Record why waiting jobs wait. The scheduler asks again about a refused ask only
-        after a release that could change the answer, so without a release only the jobs
-        new in this cycle (or allocated in part) can have a new reason: the others are
-        not read again, which keeps a long backlog from costing a read per job per cycle."""
-        if self._released:
-            polled: Iterable[str] = list(self.waiting)
-        else:
-            polled = [j for j in (*self._fresh, *sorted(touched)) if j in self.waiting]
-        self._released = False
-        self._fresh.clear()
+    def _poll_waits(self, now: float) -> None:
+        """Record why waiting jobs wait. Only the jobs whose reason changed in this cycle are
+        read (the scheduler keeps that list), so a long backlog costs nothing per cycle."""
+        changes = self.scheduler.take_wait_changes(partition=self.partition)
         hopeless: list[tuple[str, str]] = []
-        for job_id in polled:
-            wait = self.scheduler.why_pending(job_id, partition=self.partition)
-            self.recorder.waiting(job_id, now, wait.kind if wait is not None else None)
+        for job_id in sorted((j for j in changes if j in self.waiting),
+                             key=lambda j: self.waiting[j].job.line):
+            wait = changes[job_id]
+            self.recorder.waiting(job_id, now, wait.kind if wait is not None else None,
+                                  _owner(wait) if wait is not None else None)
             if wait is not None and wait.limit == "resources":
                 cause = self._exceeds(self.waiting[job_id].job.total, wait)
                 if cause is not None:
@@ -264,7 +255,6 @@ class _Replay:
     def _end(self, job_id: str, now: float) -> None:
         entry = self.running.pop(job_id)
         self.scheduler.remove_application(job_id, partition=self.partition)
-        self._released = True
         self.timeline.change(now, entry.job.user, entry.group, entry.queue, -entry.held, -1)
         self.recorder.finished(job_id, now)
 
@@ -297,7 +287,6 @@ class _Replay:
     def _kill(self, job_id: str, now: float, reason: str, cause: str = "") -> None:
         entry = self.waiting.pop(job_id)
         self.scheduler.remove_application(job_id, partition=self.partition)
-        self._released = True
         if entry.held:
             self.timeline.change(now, entry.job.user, entry.group, entry.queue, -entry.held,
                                  -1)
@@ -363,3 +352,4 @@ def _owner(wait: Wait) -> str:
     if wait.kind == "queue":
         return f"queue {wait.queue_path}'s {wait.limit} limit"
     return f"{wait.kind} {wait.name}'s {wait.limit} limit at {wait.queue_path}"
+

@@ -71,3 +71,74 @@ def test_another_user_in_the_same_leaf_is_still_asked_about(start_scheduler) -> 
     made = s.schedule()
     assert sorted(a.application_id for a in made) == ["bob-0", "sue-0", "sue-1"]
     assert s.why_pending("sue-2").kind == "user"
+
+
+PLAIN = """
+partitions:
+  - name: default
+    placementrules:
+      - name: provided
+    queues:
+      - name: root
+        submitacl: '*'
+        queues:
+          - name: work
+"""
+
+
+def _looked_at(monkeypatch) -> list[str]:
+    """The applications a cycle puts in a leaf's heap (sorting key computed), in order."""
+    from quotactor.scheduler.cycle import Cycle
+
+    seen: list[str] = []
+    original = Cycle._app_key
+
+    def spy(self, leaf, app):
+        seen.append(app.application_id)
+        return original(self, leaf, app)
+
+    monkeypatch.setattr(Cycle, "_app_key", spy)
+    return seen
+
+
+def test_a_small_release_does_not_wake_jobs_too_big_for_the_room_it_frees(
+        start_scheduler, monkeypatch) -> None:
+    s = start_scheduler(PLAIN)
+    s.add_node("n1", {"vcore": 64000})
+    s.submit("holder", SUE, queue="root.work", asks=[Ask("k", {"vcore": 60000})])
+    s.submit("tiny", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    s.submit("four", UserGroup("kim"), queue="root.work", asks=[Ask("k", {"vcore": 4000})])
+    for i in range(30):
+        s.submit(f"big-{i}", UserGroup(f"u{i}"), queue="root.work",
+                 asks=[Ask("k", {"vcore": 64000})])
+    s.schedule()
+    assert s.why_pending("four").kind == "node"
+    seen = _looked_at(monkeypatch)
+    s.remove_application("tiny")
+    made = s.schedule()
+    assert [a.application_id for a in made] == ["four"]
+    assert seen == ["four"]  # the 30 jobs of 64 vcore are not looked at
+    assert s.why_pending("big-7").kind == "node"
+    seen.clear()
+    s.remove_application("holder")
+    s.remove_application("four")
+    made = s.schedule()
+    assert [a.application_id for a in made] == ["big-0"]
+    assert sorted(set(seen)) == sorted(f"big-{i}" for i in range(30))
+
+
+def test_wait_changes_name_only_the_applications_whose_reason_changed(start_scheduler) -> None:
+    s = start_scheduler(CONFIG)
+    s.add_node("n1", {"vcore": 64000})
+    for i in range(5):
+        s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    first = s.take_wait_changes()
+    assert sorted(first) == ["a2", "a3", "a4"]
+    assert all(w is not None and w.limit == "applications" for w in first.values())
+    s.schedule()
+    assert s.take_wait_changes() == {}
+    s.remove_application("a0")
+    s.schedule()
+    assert s.take_wait_changes() == {"a2": None}
