@@ -8,10 +8,11 @@ a resource manager does when a job's pods finish). Nothing sleeps and nothing wa
 time, so a replay is deterministic and runs as fast as the scheduler decides.
 
 A job that asks, on its own, for more than a limit allows (a user limit of 32 vcore and a job
-of 64) can never start under that configuration, however long it waits. The replay notices it
-the first time the scheduler names that limit, gives it up then (`never-started`, cause
-"exceeds u4's user limit: 32 vcore at root.ipsc") and removes it, so it neither counts as
-held back for the rest of the trace nor costs the scheduler a retry after every release.
+of 64) can never start under that configuration, however long it waits. The replay checks
+each job against the limits on its queue path when it is submitted (and again whenever the
+scheduler names a resource limit for it), gives it up at once (`never-started`, cause
+"exceeds user u4's limit: 32 vcore at root.ipsc") and removes it, so it neither counts as
+held back nor costs the scheduler a retry after every release.
 
 When no event is left but jobs still wait, nothing can ever change for them: they are given
 up (`never-started`, with the scheduler's last reason) and removed, so every job ends and
@@ -36,7 +37,7 @@ from quotactor.core.queue_path import ancestors, parse_queue_path
 from quotactor.core.resources import Resource
 from quotactor.logs import get_logger
 from quotactor.scheduler import ApplicationState, Ask, Scheduler, VirtualClock
-from quotactor.scheduler.reasons import Wait
+from quotactor.scheduler.reasons import Wait, WaitKind
 from quotactor.sim.cluster import ClusterSpec
 from quotactor.sim.fmt import humanize, resources_text
 from quotactor.sim.jobs import Job, Workload
@@ -112,6 +113,7 @@ class _Replay:
         self.capacity = cluster.capacity
         self._queue_max: dict[str, Resource | None] = {}
         self.cycles = 0
+        self.pending: list[tuple[float, int]] = []
         self.decisions = 0
         self.allocations = 0
 
@@ -177,7 +179,25 @@ class _Replay:
         entry.group = self._group(job, info.queue_path)
         self.recorder.placed(job.job_id, entry.queue, entry.group)
         self.waiting[job.job_id] = entry
+        cause = self._never_fits(job, entry)
+        if cause is not None:
+            self._kill(job.job_id, now, f"needs {resources_text(total)}: {cause}", cause)
+            return 1
         return 0
+
+    def _never_fits(self, job: Job, entry: _Running) -> str | None:
+        """The first limit on the job's queue path (leaf to root; user, group, queue) that
+        its total alone exceeds, described; None when every limit could let it run."""
+        for path in ancestors(parse_queue_path(entry.queue)):
+            checks: list[tuple[WaitKind, str]] = [("user", job.user)]
+            if entry.group is not None:
+                checks.append(("group", entry.group))
+            checks.append(("queue", path))
+            for kind, name in checks:
+                cause = self._exceeds(job.total, Wait(kind, name, path, "resources", ""))
+                if cause is not None:
+                    return cause
+        return None
 
     def _group(self, job: Job, queue_path: str) -> str | None:
         """The group the trackers charge (decided by the limits), else the job's first group."""
@@ -206,6 +226,7 @@ class _Replay:
                 heapq.heappush(self.ends, (now + entry.job.duration, seq, job_id))
         self.decisions += len(made) + len(self.waiting)
         self._poll_waits(now)
+        self._note_pending(now)
         return seq
 
     def _poll_waits(self, now: float) -> None:
@@ -251,6 +272,14 @@ class _Replay:
             limit = self.scheduler.queue(path, partition=self.partition).max_resources
             self._queue_max[path] = Resource(limit) if limit is not None else None
         return self._queue_max[path]
+
+    def _note_pending(self, now: float) -> None:
+        count = len(self.waiting)
+        pending = self.pending
+        if pending and pending[-1][0] == now:
+            pending[-1] = (now, count)
+        elif not pending or pending[-1][1] != count:
+            pending.append((now, count))
 
     def _end(self, job_id: str, now: float) -> None:
         entry = self.running.pop(job_id)
@@ -342,6 +371,7 @@ class _Replay:
             end_time=end,
             leftover=self._leftover(),
             performance=performance,
+            pending_series=(*self.pending, (end, 0)),
         )
 
 

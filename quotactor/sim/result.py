@@ -73,6 +73,10 @@ class SimulationResult:
     end_time: float
     leftover: Mapping[str, Resource]
     performance: Performance
+    pending_series: tuple[tuple[float, int], ...] = ()
+    """(time, jobs waiting to start) at every change."""
+    preemptions: int | None = None
+    """Allocations the model took back to make room for others (None: it has no preemption)."""
 
     @property
     def primary_resource(self) -> str:
