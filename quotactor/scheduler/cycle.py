@@ -150,12 +150,12 @@ class Cycle:
         if heap is None:
             heap = []
             accounting = self.p.accounting
-            for app in accounting.ready(leaf):
-                counters = self._blockers(app)
+            for candidate in accounting.ready(leaf):
+                counters = self._blockers(candidate)
                 if counters is None:
-                    heap.append((*self._app_key(leaf, app), app))
+                    heap.append((*self._app_key(leaf, candidate), candidate))
                 else:
-                    accounting.park(app, counters)
+                    accounting.park(candidate, counters)
             heapq.heapify(heap)
             self._app_heaps[leaf.path] = heap
         while heap:
