@@ -241,7 +241,9 @@ def _run(args: argparse.Namespace, runs: list[ConfigRun], workload: Workload,
         if compare:
             print()
             print(format_comparison(results[0], results[1]))
-            print(f"comparison: {write_comparison(results[0], results[1], args.out)}")
+            written = write_comparison(results[0], results[1], args.out,
+                                       plots=not args.no_plots)
+            print(f"comparison: {written}")
         if served:
             _wait_for_interrupt(served[1].url)
         return 0

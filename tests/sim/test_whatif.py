@@ -108,3 +108,26 @@ def test_reasons_are_printed_in_human_units() -> None:
     assert humanize("no node has {memory: 1610612736, vcore: 500} available") == (
         "no node has 1.5Gi memory, 0.5 vcore available")
     assert humanize("nothing to change here") == "nothing to change here"
+
+
+def test_bucketing_gives_time_weighted_means_and_maxima() -> None:
+    from quotactor.sim.plots import bucketed
+
+    starts, means, tops = bucketed([0, 5, 10, 30], [1, 3, 0, 2], 0, 40, 10)
+    assert starts == [0, 10, 20, 30]
+    assert means == [2.0, 0.0, 0.0, 2.0] and tops == [3, 0.0, 0.0, 2]
+
+
+def test_held_users_are_ranked_by_time_held_back_and_plots_are_written(tmp_path) -> None:
+    from quotactor.sim.plots import plot_all, plot_comparison, top_held_users
+
+    a = _run()
+    assert top_held_users(a, 5) == ["u2"]  # u11 was never held back: it is not listed
+    paths = plot_all(a, tmp_path, users=3)
+    assert {p.name for p in paths} == {"utilization.png", "queues.png", "held-back-users.png",
+                                       "usage-groups.png", "usage-top-users.png",
+                                       "wait-times.png"}
+    for path in [*paths, plot_comparison(a, _run(CONFIG.replace("maxapplications: 1",
+                                                                "maxapplications: 2")),
+                                         tmp_path)]:
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
