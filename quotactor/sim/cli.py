@@ -228,17 +228,17 @@ def _run(args: argparse.Namespace, runs: list[ConfigRun], workload: Workload,
     for line in preamble:
         print(line)
     served: list[Any] = []
+    compare = len(runs) == 2
+    results: list[SimulationResult] = []
     try:
-        results: list[SimulationResult] = []
         for index, run in enumerate(runs):
             scheduler = None
             if args.serve and index == 0:
                 scheduler = start_scheduler(run, workload)
                 served.append(scheduler)
                 served.append(_serve(scheduler, args))
-            results.append(run_config(run, workload, cluster, options, scheduler))
-        compare = len(results) == 2
-        for index, result in enumerate(results):
+            result = run_config(run, workload, cluster, options, scheduler)
+            results.append(result)
             if compare:
                 print(f"== {'AB'[index]}: {result.label} ==")
             print(format_summary(result, args.users))
@@ -255,6 +255,14 @@ def _run(args: argparse.Namespace, runs: list[ConfigRun], workload: Workload,
         if served:
             _wait_for_interrupt(served[1].url)
         return 1 if failed else 0
+    except KeyboardInterrupt:
+        done = ", ".join(r.label for r in results)
+        print(f"\nquotactor {args.sim_command}: interrupted; "
+              + (f"results of {done} are in {args.out}" if results else "no replay finished"),
+              file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        raise
     except OSError as exc:
         print(f"quotactor {args.sim_command}: {exc}", file=sys.stderr)
         return 1

@@ -125,10 +125,13 @@ def write_jobs_csv(result: SimulationResult, out_dir: Path) -> Path:
                          "reason"])
         for o in result.outcomes:
             writer.writerow([o.job_id, o.user, o.group or "", o.queue, o.state.value,
-                             f"{o.submit:g}", _cell(o.start), _cell(o.end), _cell(o.wait),
-                             *(f"{o.held.get(k, 0.0):g}" for k in _HELD_KEYS), o.reason])
+                             _cell(o.submit), _cell(o.start), _cell(o.end), _cell(o.wait),
+                             *(_cell(o.held.get(k, 0.0)) for k in _HELD_KEYS), o.reason])
     return path
 
 
 def _cell(value: float | None) -> str:
-    return "" if value is None else f"{value:g}"
+    """Plain seconds (`7500000`, `12.5`), never `7.5e+06`: spreadsheets and awk read them."""
+    if value is None:
+        return ""
+    return f"{value:.3f}".rstrip("0").rstrip(".") or "0"

@@ -57,7 +57,9 @@ def load_runs(paths: list[Path]) -> list[ConfigRun]:
         try:
             config = load_config(path)
         except ValueError as exc:
-            raise InputError(f"{path}: {exc}") from None
+            message = str(exc)
+            raise InputError(message if message.startswith(("cannot read", str(path)))
+                             else f"{path}: {message}") from None
         if not config.partitions:
             raise InputError(f"{path}: the configuration has no partition")
         label = path.stem
