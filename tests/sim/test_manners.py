@@ -133,3 +133,13 @@ def test_jobs_csv_times_are_plain_seconds(tmp_path: Path) -> None:
                         ReplayOptions(progress=False))
     row = write_jobs_csv(result, tmp_path).read_text().splitlines()[1].split(",")
     assert row[5:9] == ["7500000", "7500000", "7500012.5", "0"]
+
+
+def test_elastic_and_quotatree_say_cannot_read_too(tmp_path: Path, capsys) -> None:
+    missing = tmp_path / "nope.yaml"
+    assert top_cli.main(["elastic", str(missing), "--total", "cpu=1"]) != 0
+    assert capsys.readouterr().err.strip() == (
+        f"quotactor elastic: cannot read {missing}: No such file or directory")
+    assert top_cli.main(["quotatree", str(missing), "--consumers", str(tmp_path)]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"quotactor quotatree: cannot read {missing}: No such file or directory")
