@@ -151,6 +151,8 @@ class Cycle:
             heap = []
             accounting = self.p.accounting
             for candidate in accounting.ready(leaf):
+                if self._still_held_by_full_queue(leaf, candidate):
+                    continue
                 counters = self._blockers(candidate)
                 if counters is None:
                     heap.append((*self._app_key(leaf, candidate), candidate))
@@ -160,6 +162,8 @@ class Cycle:
             self._app_heaps[leaf.path] = heap
         while heap:
             app: Application = heapq.heappop(heap)[-1]
+            if self._still_held_by_full_queue(leaf, app):
+                continue
             allocation = self._allocate_app(leaf, app)
             if allocation is not None:
                 self.allocations.append(allocation)
@@ -169,6 +173,23 @@ class Cycle:
                 return True
             self._park_if_blocked(app)
         return False
+
+    def _still_held_by_full_queue(self, leaf: Queue, app: Application) -> bool:
+        """A new application that already waits for a queue's `maxapplications`, which is
+        reached again: trying it would only record the same reason, so it is parked as it is
+        (nothing is released during a cycle, so a full queue stays full to its end). This
+        keeps the cost of one ending application at one cheap check per application waiting
+        for a slot, not a full attempt each."""
+        if app.tracked or app.wait is None:
+            return False
+        wait = app.wait
+        if (wait.kind, wait.limit) != ("queue", "applications"):
+            return False
+        full = leaf.full_of_apps(app.application_id)
+        if full is None or full.path != wait.name:
+            return False
+        self.p.accounting.park(app, (("queue", full.path),))
+        return True
 
     def _park_if_blocked(self, app: Application) -> None:
         """Set a refused application aside until something it waits on changes."""

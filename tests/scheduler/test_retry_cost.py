@@ -142,3 +142,30 @@ def test_wait_changes_name_only_the_applications_whose_reason_changed(start_sche
     s.remove_application("a0")
     s.schedule()
     assert s.take_wait_changes() == {"a2": None}
+
+
+def test_an_application_ending_in_a_full_queue_costs_one_attempt(
+        start_scheduler, monkeypatch) -> None:
+    s = start_scheduler(PLAIN.replace("          - name: work\n",
+                                      "          - name: work\n            maxapplications: 2\n"))
+    s.add_node("n1", {"vcore": 64000})
+    for i in range(30):
+        s.submit(f"a{i}", UserGroup(f"u{i}"), queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    s.schedule()
+    from quotactor.scheduler.cycle import Cycle
+
+    attempts: list[str] = []
+    original = Cycle._allocate_app
+
+    def spy(self, leaf, app):
+        attempts.append(app.application_id)
+        return original(self, leaf, app)
+
+    monkeypatch.setattr(Cycle, "_allocate_app", spy)
+    s.remove_application("a0")
+    made = s.schedule()
+    assert [a.application_id for a in made] == ["a2"]
+    assert attempts == ["a2"]  # a3..a29 still wait for the queue: not attempted again
+    wait = s.why_pending("a29")
+    assert (wait.kind, wait.name, wait.limit) == ("queue", "root.work", "applications")
