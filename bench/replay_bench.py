@@ -100,7 +100,7 @@ def run(quick: bool = False) -> list[Row]:
     nasa = demo_workload()
     synthetic_jobs = 20_000 if quick else 100_000
     synthetic = generate(parse_synthetic(
-        f"synthetic:jobs={synthetic_jobs},users=300,groups=4,interarrival=45,max_tasks=64,"
+        f"synthetic:jobs={synthetic_jobs},users=300,groups=4,interarrival=60,max_tasks=64,"
         "queues=root.batch;root.interactive;root.batch;root.batch"))
     scenarios = [
         ("NASA demo config", demo_config_text(), nasa, demo_cluster()),
