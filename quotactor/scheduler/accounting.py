@@ -39,6 +39,12 @@ if TYPE_CHECKING:
 __all__ = ["Accounting", "queue_apps_wait", "queue_max_wait"]
 
 _EMPTY = Resource()
+_MIN_SWEEP = 1024
+
+
+def _still_pending(app: Application) -> bool:
+    queue = app.queue
+    return queue is not None and queue.pending_apps.get(app.application_id) is app
 
 
 class Accounting:
@@ -56,6 +62,8 @@ class Accounting:
         self._ready: defaultdict[str, dict[str, Application]] = defaultdict(dict)
         self._epoch_seen = nodes.epoch
         self._shapes: dict[str, Resource] = {}
+        self._parkings = 0
+        self._sweep_at = _MIN_SWEEP
         self.changed_waits: dict[str, Application] = {}
         """Applications whose reason to wait changed since a reader last took them."""
 
@@ -158,6 +166,29 @@ class Accounting:
         self._ready[app.queue_path].pop(app_id, None)
         for counter in counters:
             self._parked.setdefault(counter, {})[app_id] = app
+            self._parkings += 1
+        if self._parkings >= self._sweep_at:
+            self._sweep()
+
+    def _sweep(self) -> None:
+        """Drop parked applications that no longer wait (removed, or placed after a config
+        change): a counter that never moves again would otherwise keep them forever. Runs
+        when the parkings since the last sweep reach the number kept then (amortised O(1))."""
+        kept = 0
+        for counter in list(self._parked):
+            apps = self._parked[counter]
+            for app_id in [k for k, a in apps.items() if not _still_pending(a)]:
+                del apps[app_id]
+            if apps:
+                kept += len(apps)
+            else:
+                del self._parked[counter]
+        self._parkings = 0
+        self._sweep_at = max(_MIN_SWEEP, kept)
+
+    def parked_count(self) -> int:
+        """Parked entries (an application parked on two counters counts twice)."""
+        return sum(len(apps) for apps in self._parked.values())
 
     def _wake(self, counter: tuple[str, str]) -> None:
         apps = self._parked.pop(counter, None)

@@ -169,3 +169,23 @@ def test_an_application_ending_in_a_full_queue_costs_one_attempt(
     assert attempts == ["a2"]  # a3..a29 still wait for the queue: not attempted again
     wait = s.why_pending("a29")
     assert (wait.kind, wait.name, wait.limit) == ("queue", "root.work", "applications")
+
+
+def test_removed_applications_do_not_stay_parked(start_scheduler) -> None:
+    s = start_scheduler(PLAIN)
+    s.add_node("n1", {"vcore": 1000})
+    s.submit("holder", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    accounting = s._partition("default").accounting
+    for round_ in range(3):
+        for i in range(1500):
+            s.submit(f"w{round_}-{i}", UserGroup(f"u{i}"), queue="root.work",
+                     asks=[Ask("k", ONE)])
+        s.schedule()  # tried once: no node room
+        s.schedule()  # parked on the node counter, which never moves while holder runs
+        for i in range(1500):
+            s.remove_application(f"w{round_}-{i}")
+    s.submit("last", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    s.schedule()
+    assert accounting.parked_count() <= 1500 + 1
