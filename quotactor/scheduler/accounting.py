@@ -65,7 +65,9 @@ class Accounting:
         self._parkings = 0
         self._sweep_at = _MIN_SWEEP
         self.changed_waits: dict[str, Application] = {}
-        """Applications whose reason to wait changed since a reader last took them."""
+        """Applications whose reason to wait changed since a reader last took them (kept
+        only once a reader asked, so a scheduler nobody reads this from keeps nothing)."""
+        self.watch_waits = False
 
     def charge(self, app: Application, resource: Resource, *, enforce: bool = True) -> Wait | None:
         """Add `resource` to the app's user and group, then to its queues; a Wait if refused.

@@ -298,8 +298,9 @@ class Cycle:
         self._set_wait(app, wait)
 
     def _set_wait(self, app: Application, wait: Wait | None) -> None:
-        if wait != app.wait:
-            self.p.accounting.changed_waits[app.application_id] = app
+        accounting = self.p.accounting
+        if accounting.watch_waits and wait != app.wait:
+            accounting.changed_waits[app.application_id] = app
         self.p.set_wait(app, wait)
 
 

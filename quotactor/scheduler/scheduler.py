@@ -282,9 +282,11 @@ class Scheduler:
     def take_wait_changes(self, *, partition: str = DEFAULT_PARTITION) -> dict[str, Wait | None]:
         """Applications whose reason to wait changed since the last call, with the reason
         now (None: nothing waits any more). A replay reads these after each cycle instead of
-        asking about every waiting application."""
+        asking about every waiting application. Changes are kept from the first call on
+        (which returns what is known then), so call it once before scheduling."""
         with self._lock:
             accounting = self._partition(partition).accounting
+            accounting.watch_waits = True
             changed, accounting.changed_waits = accounting.changed_waits, {}
             return {k: (app.wait if app.asks else None) for k, app in changed.items()}
 

@@ -120,6 +120,7 @@ class _Replay:
     def run(self) -> SimulationResult:
         started = time.perf_counter()
         calls_before = self.scheduler.ugm_calls
+        self.scheduler.take_wait_changes(partition=self.partition)
         for node in self.cluster.nodes:
             self.scheduler.add_node(node.node_id, node.capacity, partition=self.partition)
         jobs = self.workload.jobs

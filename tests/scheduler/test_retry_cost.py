@@ -131,6 +131,7 @@ def test_a_small_release_does_not_wake_jobs_too_big_for_the_room_it_frees(
 def test_wait_changes_name_only_the_applications_whose_reason_changed(start_scheduler) -> None:
     s = start_scheduler(CONFIG)
     s.add_node("n1", {"vcore": 64000})
+    assert s.take_wait_changes() == {}  # starts the recording
     for i in range(5):
         s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
     s.schedule()
@@ -189,3 +190,12 @@ def test_removed_applications_do_not_stay_parked(start_scheduler) -> None:
     s.schedule()
     s.schedule()
     assert accounting.parked_count() <= 1500 + 1
+
+
+def test_nobody_reading_wait_changes_keeps_none(start_scheduler) -> None:
+    s = start_scheduler(CONFIG)
+    s.add_node("n1", {"vcore": 64000})
+    for i in range(5):
+        s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    assert s._partition("default").accounting.changed_waits == {}
