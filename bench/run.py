@@ -15,6 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import config_bench
+import replay_bench
 import scale_bench
 import tracking_bench
 
@@ -40,6 +41,8 @@ def main(argv: list[str]) -> int:
         ("Batch API", tracking_bench.batch_table(tracking_bench.run_batches(quick))),
         ("Scale: users with live usage", scale_bench.table(scale_bench.run(quick))),
         ("Config apply: 10k limit entries under load", config_bench.table(config_bench.run())),
+        ("Replay: the main job against the demo's replay",
+         replay_bench.table(replay_bench.run(quick))),
     ]
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     out = [f"## {stamp}{' (quick)' if quick else ''}", "", f"Machine: {machine()}", ""]

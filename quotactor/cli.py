@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -55,14 +56,34 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Ctrl-C ends it with one line and exit 130 (a command that has results
+    writes them as it goes); a reader that closes the pipe early (`| head`) ends it quietly
+    with exit 141, as a shell reports SIGPIPE, instead of a traceback."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:  # no command: show what there is to run, as `git` does
         parser.print_help()
         return 0
     configure_logging(args.log_format, args.log_level)
-    code: int = args.func(args)
+    try:
+        code: int = args.func(args)
+        sys.stdout.flush()
+    except KeyboardInterrupt:
+        print(f"\nquotactor {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return 141
     return code
+
+
+def _stdout_to_devnull() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -90,7 +90,7 @@ def _load(path: str, loader: Callable[[str], list[T]]) -> list[T]:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise QuotaError(f"{path}: cannot read: {exc.strerror}") from None
+        raise QuotaError(f"cannot read {path}: {exc.strerror or exc}") from None
     with _blame(path):
         return loader(text)
 

@@ -53,8 +53,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         infos = [(path.name, ConsumerInfo.from_json(_read(path))) for path in files]
         for _, info in infos:
             manager.add_consumer(info)
-    except (OSError, QuotaTreeError) as exc:
-        print(f"quotatree: {exc}", file=sys.stderr)
+    except QuotaTreeError as exc:
+        print(f"quotactor quotatree: {exc}", file=sys.stderr)
         return 1
     manager.set_mode(Mode.NORMAL)
     text = args.format == "text"
@@ -79,7 +79,11 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 
 def _read(path: Path) -> str:
-    return path.read_text(encoding="utf-8")
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise QuotaTreeError(f"cannot read {path}: {reason}") from None
 
 
 def _placements(manager: QuotaManager, tree: str) -> dict[str, str]:

@@ -11,11 +11,19 @@ Accounting also keeps the counters that say when a refused ask may fit again: a 
 user, by a member of a group, anywhere in the partition, or on the nodes. An ask refused
 under a counter's value is not asked about again until that counter moves, which keeps the
 number of actor round trips per cycle proportional to what changed.
+
+The same counters index the backlog: an application all of whose asks wait on unmoved
+counters is *parked* under those counters, and a cycle only looks at the applications that are
+ready (new asks, a counter of theirs moved, or not parked yet). So a cycle after one release
+costs what that release could change, not a pass over every pending application. Counters:
+releases per user, per group, per queue (the queue and each ancestor), anywhere (`any`, for the
+shared `*` group), and the node set's epoch (capacity freed anywhere).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from quotactor.core.identity import WILDCARD
@@ -31,6 +39,12 @@ if TYPE_CHECKING:
 __all__ = ["Accounting", "queue_apps_wait", "queue_max_wait"]
 
 _EMPTY = Resource()
+_MIN_SWEEP = 1024
+
+
+def _still_pending(app: Application) -> bool:
+    queue = app.queue
+    return queue is not None and queue.pending_apps.get(app.application_id) is app
 
 
 class Accounting:
@@ -43,6 +57,17 @@ class Accounting:
         self.releases = 0
         self._by_user: defaultdict[str, int] = defaultdict(int)
         self._by_group: defaultdict[str, int] = defaultdict(int)
+        self._by_queue: defaultdict[str, int] = defaultdict(int)
+        self._parked: dict[tuple[str, str], dict[str, Application]] = {}
+        self._ready: defaultdict[str, dict[str, Application]] = defaultdict(dict)
+        self._epoch_seen = nodes.epoch
+        self._shapes: dict[str, Resource] = {}
+        self._parkings = 0
+        self._sweep_at = _MIN_SWEEP
+        self.changed_waits: dict[str, Application] = {}
+        """Applications whose reason to wait changed since a reader last took them (kept
+        only once a reader asked, so a scheduler nobody reads this from keeps nothing)."""
+        self.watch_waits = False
 
     def charge(self, app: Application, resource: Resource, *, enforce: bool = True) -> Wait | None:
         """Add `resource` to the app's user and group, then to its queues; a Wait if refused.
@@ -96,8 +121,83 @@ class Accounting:
     def _released(self, app: Application) -> None:
         self.releases += 1
         self._by_user[app.user.user] += 1
+        self._wake(("user", app.user.user))
         for group in app.user.groups:
             self._by_group[group] += 1
+            self._wake(("group", group))
+        if app.queue is not None:
+            for queue in app.queue.lineage():
+                self._by_queue[queue.path] += 1
+                self._wake(("queue", queue.path))
+        self._wake(("any", ""))
+
+    # -- the backlog index ---------------------------------------------------------------
+
+    def unpark(self, apps: Iterable[Application]) -> None:
+        """Make `apps` (new or changed asks, a new configuration) ready again."""
+        for app in apps:
+            self._ready[app.queue_path][app.application_id] = app
+
+    def ready(self, leaf: Queue) -> list[Application]:
+        """The pending applications of `leaf` that may be worth trying: those made ready
+        and not parked since, or woken by a counter that moved."""
+        if self.nodes.epoch != self._epoch_seen:
+            self._epoch_seen = self.nodes.epoch
+            self._wake(("node", ""))
+            for shape_key, shape in list(self._shapes.items()):
+                if self.nodes.find_fit(shape) is not None:
+                    del self._shapes[shape_key]
+                    self._wake(("node", shape_key))
+        ready = self._ready[leaf.path]
+        pending = leaf.pending_apps
+        stale = [k for k, app in ready.items() if pending.get(k) is not app]
+        for key in stale:
+            del ready[key]
+        return list(ready.values())
+
+    def node_counter(self, shape: Resource) -> tuple[str, str]:
+        """The counter for asks of `shape` that found no node: it moves only when capacity
+        was freed and some node has room for `shape` again, so a release of one vcore does
+        not wake every job waiting for sixty-four."""
+        key = str(shape)
+        self._shapes[key] = shape
+        return ("node", key)
+
+    def park(self, app: Application, counters: Iterable[tuple[str, str]]) -> None:
+        """Set `app` aside until one of `counters` moves (every ask waits on one of them)."""
+        app_id = app.application_id
+        self._ready[app.queue_path].pop(app_id, None)
+        for counter in counters:
+            self._parked.setdefault(counter, {})[app_id] = app
+            self._parkings += 1
+        if self._parkings >= self._sweep_at:
+            self._sweep()
+
+    def _sweep(self) -> None:
+        """Drop parked applications that no longer wait (removed, or placed after a config
+        change): a counter that never moves again would otherwise keep them forever. Runs
+        when the parkings since the last sweep reach the number kept then (amortised O(1))."""
+        kept = 0
+        for counter in list(self._parked):
+            apps = self._parked[counter]
+            for app_id in [k for k, a in apps.items() if not _still_pending(a)]:
+                del apps[app_id]
+            if apps:
+                kept += len(apps)
+            else:
+                del self._parked[counter]
+        self._parkings = 0
+        self._sweep_at = max(_MIN_SWEEP, kept)
+
+    def parked_count(self) -> int:
+        """Parked entries (an application parked on two counters counts twice)."""
+        return sum(len(apps) for apps in self._parked.values())
+
+    def _wake(self, counter: tuple[str, str]) -> None:
+        apps = self._parked.pop(counter, None)
+        if apps:
+            for app_id, app in apps.items():
+                self._ready[app.queue_path][app_id] = app
 
     # -- when to ask again ---------------------------------------------------------------
 
@@ -109,6 +209,9 @@ class Accounting:
             return ("group", wait.name, self._by_group[wait.name])
         if wait.kind == "node":
             return ("node", "", self.nodes.epoch)
+        if wait.kind == "queue":
+            return ("queue", wait.name or wait.queue_path, self._by_queue[wait.name or
+                                                                    wait.queue_path])
         return ("any", "", self.releases)
 
     def still_blocked(self, token: BlockToken) -> bool:
@@ -119,6 +222,8 @@ class Accounting:
             return self._by_group[key] == value
         if source == "node":
             return self.nodes.epoch == value
+        if source == "queue":
+            return self._by_queue[key] == value
         return self.releases == value
 
 

@@ -11,6 +11,11 @@ same cycle, and across cycles it waits until the counter that could change the a
 (see `Accounting.token`). For each application the user group manager is asked at most for
 one increase per placed ask plus, after a resource refusal, one `headroom` to screen the
 application's remaining asks.
+
+A user whose count of running applications is at its limit stays there for the rest of the
+cycle (nothing is released during a cycle), so after the first refusal the user's other new
+applications in that leaf are held back with the same reason without asking the user group
+manager again: after a release the cost is one refusal per user, not one per pending job.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import heapq
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from quotactor.core.identity import UserGroup
 from quotactor.core.resources import Resource
 from quotactor.scheduler.accounting import queue_apps_wait, queue_max_wait
 from quotactor.scheduler.allocation import Allocation
@@ -48,16 +54,18 @@ class Cycle:
         self._headroom: dict[str, dict[str, int] | None] = {}
         self._limit_wait: dict[str, Wait] = {}
         self._no_room: dict[Resource, str] = {}
+        self._no_new_apps: dict[tuple[str, UserGroup], Wait] = {}
 
     def run(self) -> list[Allocation]:
-        self.allocations.extend(before_walk(self.p))  # issue 21: reservations first
+        self.p.accounting.unpark(self.p.fresh.values())
+        self.allocations.extend(before_walk(self.p))  # reservations first, as in YuniKorn's cycle
         self._replace_placeholders()
         root = self.p.queues.root
         if self.p.nodes.nodes:
             while self._allocate_in(root):
                 pass
         self._explain_fresh()
-        after_walk(self.p)  # issue 21: preemption and new reservations
+        after_walk(self.p)  # then asks still waiting may preempt or reserve
         return self.allocations
 
     def _explain_fresh(self) -> None:
@@ -72,6 +80,8 @@ class Cycle:
                 allocation = self._allocate_app(app.queue, app)
                 if allocation is not None:
                     self.allocations.append(allocation)
+                else:
+                    self._park_if_blocked(app)
 
     # -- gang ------------------------------------------------------------------------------
 
@@ -103,6 +113,7 @@ class Cycle:
         if not queue.pending or queue.path in self._done:
             return False
         if not queue.pinned and not any(self._may_fit(queue, s) for s in queue.shapes):
+            self._set_aside_unfit(queue)
             self._done.add(queue.path)
             return False
         if not queue.children:
@@ -141,12 +152,22 @@ class Cycle:
     def _allocate_leaf(self, leaf: Queue) -> bool:
         heap = self._app_heaps.get(leaf.path)
         if heap is None:
-            heap = [(*self._app_key(leaf, a), a) for a in leaf.pending_apps.values()
-                    if self._worth_trying(a)]
+            heap = []
+            accounting = self.p.accounting
+            for candidate in accounting.ready(leaf):
+                if self._still_held_by_full_queue(leaf, candidate):
+                    continue
+                counters = self._blockers(candidate)
+                if counters is None:
+                    heap.append((*self._app_key(leaf, candidate), candidate))
+                else:
+                    accounting.park(candidate, counters)
             heapq.heapify(heap)
             self._app_heaps[leaf.path] = heap
         while heap:
             app: Application = heapq.heappop(heap)[-1]
+            if self._still_held_by_full_queue(leaf, app):
+                continue
             allocation = self._allocate_app(leaf, app)
             if allocation is not None:
                 self.allocations.append(allocation)
@@ -154,23 +175,76 @@ class Cycle:
                     self.p.fresh[app.application_id] = app
                     heapq.heappush(heap, (*self._app_key(leaf, app), app))
                 return True
+            self._park_if_blocked(app)
         return False
+
+    def _still_held_by_full_queue(self, leaf: Queue, app: Application) -> bool:
+        """A new application that already waits for a queue's `maxapplications`, which is
+        reached again: trying it would only record the same reason, so it is parked as it is
+        (nothing is released during a cycle, so a full queue stays full to its end). This
+        keeps the cost of one ending application at one cheap check per application waiting
+        for a slot, not a full attempt each."""
+        if app.tracked or app.wait is None:
+            return False
+        wait = app.wait
+        if (wait.kind, wait.limit) != ("queue", "applications"):
+            return False
+        full = leaf.full_of_apps(app.application_id)
+        if full is None or full.path != wait.name:
+            return False
+        self.p.accounting.park(app, (("queue", full.path),))
+        return True
+
+    def _set_aside_unfit(self, queue: Queue) -> None:
+        """No ask of `queue` fits a node now, so its subtree is not walked. The applications
+        woken since they were set aside (the limit that held them moved) now wait for room:
+        record that reason and set them aside on the node counters, so a job's held time is
+        charged to what really holds it. Costs one look per woken application."""
+        if queue.children:
+            for child in queue.children.values():
+                if child.pending and not child.pinned:
+                    self._set_aside_unfit(child)
+            return
+        for app in self.p.accounting.ready(queue):
+            if app.application_id not in self.p.fresh:
+                self._park_if_blocked(app)
+
+    def _park_if_blocked(self, app: Application) -> None:
+        """Set a refused application aside until something it waits on changes."""
+        counters = self._blockers(app)
+        if counters is not None:
+            self.p.accounting.park(app, counters)
 
     def _may_fit(self, queue: Queue, shape: Resource) -> bool:
         """Whether an ask of this size could be placed now (queue limits and nodes only)."""
         return queue.over_max(shape) is None and self.p.nodes.find_fit(shape) is not None
 
-    def _worth_trying(self, app: Application) -> bool:
-        still_blocked = self.p.accounting.still_blocked
+    def _blockers(self, app: Application) -> set[tuple[str, str]] | None:
+        """The counters every ask of `app` waits on, or None when one ask is worth trying."""
+        accounting = self.p.accounting
         unfit = self.p.nodes.known_unfit
+        counters: set[tuple[str, str]] = set()
+        stale = False
         for pending in app.asks.values():
-            if pending.blocked is not None and still_blocked(pending.blocked):
-                continue
+            token = pending.blocked
             ask = pending.ask
-            if ask.required_node is None and unfit(ask.resource):
+            if token is not None and accounting.still_blocked(token):
+                if token[0] == "node" and ask.required_node is None:
+                    counters.add(accounting.node_counter(ask.resource))
+                else:
+                    counters.add((token[0], token[1]))
                 continue
-            return True
-        return False
+            if ask.required_node is None and unfit(ask.resource):
+                counters.add(accounting.node_counter(ask.resource))
+                if pending.wait is None or pending.wait.kind != "node":
+                    stale = True  # what held it (a limit) moved; now only room does
+                    pending.wait = self._no_node(app, ask.resource, ask.key)
+                    pending.blocked = accounting.token(pending.wait)
+                continue
+            return None
+        if stale:
+            self._set_wait(app, next((p.wait for p in app.sorted_asks() if p.wait), None))
+        return counters
 
     def _allocate_app(self, leaf: Queue, app: Application) -> Allocation | None:
         """Place the first ask of `app` that fits, and record why its first ask waits."""
@@ -190,15 +264,17 @@ class Cycle:
                 continue
             result = self._try(leaf, app, pending)
             if isinstance(result, Allocation):
-                p.set_wait(app, first)
+                self._set_wait(app, first)
                 return result
             pending.wait = result
             pending.blocked = p.accounting.token(result)
             first = first or result
             if result.kind in ("user", "group") and result.limit == "applications":
+                if not app.tracked:
+                    self._no_new_apps[(leaf.path, app.user)] = result
                 self._block_all(app, result)
                 return None
-        p.set_wait(app, first)
+        self._set_wait(app, first)
         return None
 
     def _try(self, leaf: Queue, app: Application, pending: PendingAsk) -> Allocation | Wait:
@@ -216,12 +292,17 @@ class Cycle:
         node = p.nodes.find_fit(resource, ask.required_node)
         if node is None:
             return self._no_node(app, resource, ask.key)
+        if not app.tracked:
+            known = self._no_new_apps.get((leaf.path, app.user))
+            if known is not None:
+                return known
         result = allocate(p, app, pending, node)
         if isinstance(result, Allocation):
             if headroom is not None:
                 _take(headroom, resource)
             return result
-        if result.kind in ("user", "group") and app_id not in self._headroom:
+        if result.limit == "resources" and result.kind in ("user", "group") \
+                and app_id not in self._headroom:
             self._limit_wait[app_id] = result
             p.accounting.calls += 1
             self._headroom[app_id] = p.ugm.headroom(app.queue_path, app_id, app.user)
@@ -239,6 +320,12 @@ class Cycle:
         for pending in app.asks.values():
             pending.blocked = token
             pending.wait = wait
+        self._set_wait(app, wait)
+
+    def _set_wait(self, app: Application, wait: Wait | None) -> None:
+        accounting = self.p.accounting
+        if accounting.watch_waits and wait != app.wait:
+            accounting.changed_waits[app.application_id] = app
         self.p.set_wait(app, wait)
 
 

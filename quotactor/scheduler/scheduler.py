@@ -339,8 +339,25 @@ class Scheduler:
 
     def why_pending(self, application_id: str, *,
                     partition: str = DEFAULT_PARTITION) -> Wait | None:
-        """What holds back the application's first waiting ask (None: nothing waits)."""
-        return self.application(application_id, partition=partition).wait
+        """What holds back the application's first waiting ask (None: nothing waits).
+
+        Read straight from the application rather than through a full `ApplicationInfo`: a
+        replay asks this for every waiting job after every release.
+        """
+        with self._lock:
+            app = self._partition(partition).app(application_id)
+            return app.wait if app.asks else None
+
+    def take_wait_changes(self, *, partition: str = DEFAULT_PARTITION) -> dict[str, Wait | None]:
+        """Applications whose reason to wait changed since the last call, with the reason
+        now (None: nothing waits any more). A replay reads these after each cycle instead of
+        asking about every waiting application. Changes are kept from the first call on
+        (which returns what is known then), so call it once before scheduling."""
+        with self._lock:
+            accounting = self._partition(partition).accounting
+            accounting.watch_waits = True
+            changed, accounting.changed_waits = accounting.changed_waits, {}
+            return {k: (app.wait if app.asks else None) for k, app in changed.items()}
 
     def events(self, application_id: str, *, partition: str = DEFAULT_PARTITION) -> list[Event]:
         """The application's recent events, oldest first."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from quotactor.sim.checks import Check, CheckError, evaluate, parse_check
 from quotactor.sim.citation import credit_lines
 from quotactor.sim.cluster import ClusterError, ClusterSpec, load_cluster, uniform_cluster
 from quotactor.sim.compare import format_comparison
@@ -37,7 +38,7 @@ __all__ = ["add_parser", "run_demo", "run_simulate"]
 
 DEFAULT_SIMULATE_OUT = "quotactor-simulate-out"
 DEFAULT_DEMO_OUT = "quotactor-demo-out"
-_INPUT_ERRORS = (InputError, WorkloadError, ClusterError)
+_INPUT_ERRORS = (InputError, WorkloadError, ClusterError, CheckError)
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -114,6 +115,10 @@ def _output_args(parser: argparse.ArgumentParser, default_out: str) -> None:
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--users", type=int, default=15, metavar="N",
                         help="users listed in the summary, most held back first (0: all)")
+    parser.add_argument("--check", action="append", default=[], metavar="EXPR",
+                        help="a policy check on the results, e.g. \"p95_wait < 2h\", "
+                        "\"never == 0\", \"held[user:u4] <= 1d\", \"utilization >= 60%%\"; "
+                        "repeatable; exit 1 if any fails (see README, Policy checks)")
     parser.add_argument("--serve", action="store_true",
                         help="serve the REST API (usage and scheduler views) while replaying "
                         "and afterwards, until Ctrl-C")
@@ -155,6 +160,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         return 2
     paths: list[Path] = list(args.config) + ([args.compare] if args.compare else [])
     try:
+        args.parsed_checks = [parse_check(text) for text in args.check]
         if len(paths) > 2:
             raise InputError("give at most two configs (--config twice, or --compare)")
         runs = load_runs(paths)
@@ -216,10 +222,11 @@ def run_demo(args: argparse.Namespace) -> int:
     )
 
     try:
+        args.parsed_checks = [parse_check(text) for text in args.check]
         workload = demo_workload(args.jobs)
         if args.jobs is not None and args.jobs < 1:
             raise WorkloadError("--jobs must be at least 1")
-    except WorkloadError as exc:
+    except (WorkloadError, CheckError) as exc:
         print(f"quotactor demo: {exc}", file=sys.stderr)
         return 2
     trace, config = copy_demo_inputs(args.out)
@@ -267,17 +274,17 @@ def _run(args: argparse.Namespace, runs: list[ConfigRun], workload: Workload,
     for line in preamble:
         print(line)
     served: list[Any] = []
+    compare = len(runs) == 2
+    results: list[SimulationResult] = []
     try:
-        results: list[SimulationResult] = []
         for index, run in enumerate(runs):
             scheduler = None
             if args.serve and index == 0:
                 scheduler = start_scheduler(run, workload)
                 served.append(scheduler)
                 served.append(_serve(scheduler, args))
-            results.append(run_config(run, workload, cluster, options, scheduler))
-        compare = len(results) == 2
-        for index, result in enumerate(results):
+            result = run_config(run, workload, cluster, options, scheduler)
+            results.append(result)
             if compare:
                 print(f"== {'AB'[index]}: {result.label} ==")
             print(format_summary(result, args.users))
@@ -287,16 +294,45 @@ def _run(args: argparse.Namespace, runs: list[ConfigRun], workload: Workload,
         if compare:
             print()
             print(format_comparison(results[0], results[1]))
-            print(f"comparison: {write_comparison(results[0], results[1], args.out)}")
+            written = write_comparison(results[0], results[1], args.out,
+                                       plots=not args.no_plots)
+            print(f"comparison: {written}")
+        failed = _run_checks(args.parsed_checks, results, args.sim_command)
         if served:
             _wait_for_interrupt(served[1].url)
-        return 0
+        return 1 if failed else 0
+    except KeyboardInterrupt:
+        done = ", ".join(r.label for r in results)
+        print(f"\nquotactor {args.sim_command}: interrupted; "
+              + (f"results of {done} are in {args.out}" if results else "no replay finished"),
+              file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        raise
     except OSError as exc:
         print(f"quotactor {args.sim_command}: {exc}", file=sys.stderr)
         return 1
     finally:
         for item in reversed(served):
             item.stop()
+
+
+def _run_checks(checks: list[Check], results: list[SimulationResult], command: str) -> int:
+    """Print every check of every run; returns how many failed (a line on stderr if any)."""
+    if not checks:
+        return 0
+    failed: list[str] = []
+    for result in results:
+        print()
+        print(f"checks ({result.label}):")
+        for _check, passed, line in evaluate(checks, result):
+            print(f"  {'PASS' if passed else 'FAIL'}  {line}")
+            if not passed:
+                failed.append(f"{result.label}: {line}")
+    if failed:
+        print(f"quotactor {command}: {len(failed)} check{'s' if len(failed) != 1 else ''} "
+              f"failed: {'; '.join(failed)}", file=sys.stderr)
+    return len(failed)
 
 
 def _serve(scheduler: Any, args: argparse.Namespace) -> Any:

@@ -67,4 +67,5 @@ def open_text(path: Path) -> Iterator[str]:
             with io.TextIOWrapper(stream, encoding="utf-8", errors="replace") as text:
                 yield from text
     except (OSError, EOFError) as exc:
-        raise WorkloadError(f"cannot read {path}: {exc}") from exc
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise WorkloadError(f"cannot read {path}: {reason}") from exc

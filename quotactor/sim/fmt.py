@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 
-__all__ = ["duration", "quantity", "render_table"]
+__all__ = ["amount", "duration", "humanize", "quantity", "render_table", "resources_text"]
 
 _GIB = 2**30
 
@@ -31,6 +32,42 @@ def quantity(name: str, value: int | float | None) -> str:
     if name == "memory":
         return f"{value / _GIB:.1f}Gi"
     return f"{value:g}"
+
+
+def amount(name: str, value: int | float) -> str:
+    """`32 vcore`, `4Gi memory`, `3 gpu`: a quantity with its unit, for sentences."""
+    if name == "memory":
+        gib = value / _GIB
+        return f"{gib:.0f}Gi memory" if gib == int(gib) else f"{gib:.1f}Gi memory"
+    return f"{quantity(name, value)} {name}"
+
+
+def resources_text(resources: Mapping[str, int]) -> str:
+    """A resource set in human units: `64 vcore, 4Gi memory` (`nothing` when empty)."""
+    return ", ".join(amount(n, v) for n, v in sorted(resources.items())) or "nothing"
+
+
+_RESOURCE_SET = re.compile(r"\{((?:\s*[\w.\-/]+: -?\d+,?)+)\s*\}")
+_ARITHMETIC = re.compile(r"\b([\w.\-/]+) (usage|allocated) (-?\d+) \+ (-?\d+) above "
+                         r"(maxResources|max) (-?\d+)")
+
+
+def humanize(text: str) -> str:
+    """The scheduler's reasons with raw quantities (millicores, bytes) in human units.
+
+    Rewrites resource sets (`{vcore: 64000}`) and limit arithmetic (`vcore usage 0 + 64000
+    above maxResources 32000`); anything else is left as it is.
+    """
+    def resource_set(match: re.Match[str]) -> str:
+        pairs = (p.split(":") for p in match.group(1).split(",") if p.strip())
+        return resources_text({k.strip(): int(v) for k, v in pairs})
+
+    def arithmetic(match: re.Match[str]) -> str:
+        name, what, used, added, _, cap = match.groups()
+        return (f"{name} {what} {quantity(name, int(used))} + {quantity(name, int(added))} "
+                f"above max {amount(name, int(cap))}")
+
+    return _ARITHMETIC.sub(arithmetic, _RESOURCE_SET.sub(resource_set, text))
 
 
 def render_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -92,6 +92,9 @@ def parse_jsonl(lines: Iterable[str], *, source: str = "<jsonl>") -> Workload:
         except json.JSONDecodeError as exc:
             collector.problem(number, f"not JSON: {exc.msg}")
             continue
+        except RecursionError:
+            collector.problem(number, "nested too deeply to be a job")
+            continue
         if not isinstance(record, dict):
             collector.problem(number, "a job must be a JSON object")
             continue

@@ -43,6 +43,12 @@ class JobOutcome:
     end: float | None
     held: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     reason: str = ""
+    held_by: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    """Seconds held back per obstacle named in full (`user u4's applications limit at
+    root.a`, `full nodes`): what the summary ranks limits by."""
+    cause: str = ""
+    """For a job that did not complete: its reason without the job's own figures, so that
+    jobs turned away for the same reason share it and the summary can count them."""
 
     @property
     def wait(self) -> float | None:
@@ -52,7 +58,7 @@ class JobOutcome:
 class _Open:
     """A job between submission and its end."""
 
-    __slots__ = ("group", "held", "job", "kind", "queue", "since", "start")
+    __slots__ = ("group", "held", "held_by", "job", "kind", "owner", "queue", "since", "start")
 
     def __init__(self, job: Job, group: str | None) -> None:
         self.job = job
@@ -60,12 +66,16 @@ class _Open:
         self.queue = job.queue or ""
         self.start: float | None = None
         self.kind: str | None = None
+        self.owner: str | None = None
         self.since = job.submit
         self.held = dict.fromkeys(HELD_KINDS, 0.0)
+        self.held_by: dict[str, float] = {}
 
     def charge(self, now: float) -> None:
         if self.kind is not None:
             self.held[self.kind] += now - self.since
+        if self.owner is not None:
+            self.held_by[self.owner] = self.held_by.get(self.owner, 0.0) + now - self.since
         self.since = now
 
 
@@ -85,39 +95,44 @@ class OutcomeRecorder:
         entry = self._open[job_id]
         entry.queue, entry.group = queue, group
 
-    def waiting(self, job_id: str, now: float, kind: str | None) -> None:
-        """The obstacle holding the job back from `now` on (None: none reported)."""
+    def waiting(self, job_id: str, now: float, kind: str | None,
+                owner: str | None = None) -> None:
+        """The obstacle holding the job back from `now` on (None: none reported); `owner`
+        names it in full (which user's, group's or queue's limit)."""
         entry = self._open[job_id]
-        if entry.start is not None or kind == entry.kind:
+        owner = owner if owner is not None else kind
+        if entry.start is not None or (kind, owner) == (entry.kind, entry.owner):
             return
         entry.charge(now)
-        entry.kind = kind
+        entry.kind, entry.owner = kind, owner
 
     def started(self, job_id: str, now: float) -> None:
         entry = self._open[job_id]
         if entry.start is None:
             entry.charge(now)
-            entry.kind = None
+            entry.kind = entry.owner = None
             entry.start = now
 
     def finished(self, job_id: str, now: float) -> None:
         self._close(job_id, JobState.COMPLETED, now, "")
 
-    def rejected(self, job_id: str, now: float, reason: str) -> None:
-        self._close(job_id, JobState.REJECTED, now, reason)
+    def rejected(self, job_id: str, now: float, reason: str, cause: str = "") -> None:
+        self._close(job_id, JobState.REJECTED, now, reason, cause or reason)
 
-    def gave_up(self, job_id: str, now: float, reason: str) -> None:
-        self._close(job_id, JobState.NEVER_STARTED, now, reason)
+    def gave_up(self, job_id: str, now: float, reason: str, cause: str = "") -> None:
+        self._close(job_id, JobState.NEVER_STARTED, now, reason, cause or reason)
 
-    def _close(self, job_id: str, state: JobState, now: float, reason: str) -> None:
+    def _close(self, job_id: str, state: JobState, now: float, reason: str,
+               cause: str = "") -> None:
         entry = self._open.pop(job_id)
         entry.charge(now)
         held = MappingProxyType({k: v for k, v in entry.held.items() if v})
+        held_by = MappingProxyType({k: v for k, v in entry.held_by.items() if v})
         start = entry.start if state is JobState.COMPLETED else None
         self._done[job_id] = JobOutcome(entry.job.job_id, entry.job.user, entry.group,
                                         entry.queue, state, entry.job.submit, start,
                                         now if state is JobState.COMPLETED else None, held,
-                                        reason)
+                                        reason, held_by, cause)
 
     def outcomes(self) -> tuple[JobOutcome, ...]:
         """Every closed job, in submission order (open ones are not included)."""

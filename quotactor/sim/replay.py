@@ -7,6 +7,13 @@ which places everything that fits. A job starts when its last ask is allocated a
 a resource manager does when a job's pods finish). Nothing sleeps and nothing waits on wall
 time, so a replay is deterministic and runs as fast as the scheduler decides.
 
+A job that asks, on its own, for more than a limit allows (a user limit of 32 vcore and a job
+of 64) can never start under that configuration, however long it waits. The replay checks
+each job against the limits on its queue path when it is submitted (and again whenever the
+scheduler names a resource limit for it), gives it up at once (`never-started`, cause
+"exceeds user u4's limit: 32 vcore at root.ipsc") and removes it, so it neither counts as
+held back nor costs the scheduler a retry after every release.
+
 When no event is left but jobs still wait, nothing can ever change for them: they are given
 up (`never-started`, with the scheduler's last reason) and removed, so every job ends and
 every tracker returns to zero. A job needing more than the whole cluster is never submitted:
@@ -23,7 +30,6 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from quotactor.core.identity import UserGroup
@@ -31,7 +37,9 @@ from quotactor.core.queue_path import ancestors, parse_queue_path
 from quotactor.core.resources import Resource
 from quotactor.logs import get_logger
 from quotactor.scheduler import ApplicationState, Ask, Scheduler, VirtualClock
+from quotactor.scheduler.reasons import Wait, WaitKind
 from quotactor.sim.cluster import ClusterSpec
+from quotactor.sim.fmt import humanize, resources_text
 from quotactor.sim.jobs import Job, Workload
 from quotactor.sim.limits import group_limits, user_limits
 from quotactor.sim.outcomes import OutcomeRecorder
@@ -110,9 +118,9 @@ class _Replay:
         self.largest = max((n.capacity for n in cluster.nodes),
                            key=lambda c: (sum(c.values()), sorted(c.items())))
         self.capacity = cluster.capacity
-        self._fresh: list[str] = []
-        self._released = False
+        self._queue_max: dict[str, Resource | None] = {}
         self.cycles = 0
+        self.pending: list[tuple[float, int]] = []
         self.decisions = 0
         self.allocations = 0
         self.confirms: list[tuple[float, int, str, str]] = []
@@ -121,6 +129,7 @@ class _Replay:
     def run(self) -> SimulationResult:
         started = time.perf_counter()
         calls_before = self.scheduler.ugm_calls
+        self.scheduler.take_wait_changes(partition=self.partition)
         for node in self.cluster.nodes:
             self.scheduler.add_node(node.node_id, node.capacity, partition=self.partition)
         jobs = self.workload.jobs
@@ -169,8 +178,9 @@ class _Replay:
         self.recorder.submitted(job, job.groups[0] if job.groups else None)
         total = job.total
         if not total.fits_within_strict(self.capacity):
-            self.recorder.rejected(job.job_id, now, f"needs {total}, more than the whole "
-                                   f"cluster ({self.capacity})")
+            self.recorder.rejected(job.job_id, now, f"needs {resources_text(total)}, more "
+                                   f"than the whole cluster ({resources_text(self.capacity)})",
+                                   "larger than the whole cluster")
             return 1
         asks = [Ask(plan.key, plan.resource)
                 for plan in plan_asks(job, self.largest, self.options.packing)]
@@ -178,15 +188,32 @@ class _Replay:
                                      queue=job.queue or "", partition=self.partition,
                                      tags=job.tags, asks=asks)
         if info.state is ApplicationState.REJECTED:
-            self.recorder.rejected(job.job_id, now, info.rejected_message)
+            self.recorder.rejected(job.job_id, now, humanize(info.rejected_message))
             return 1
         entry = _Running(job, len(asks))
         entry.queue = info.queue_path
         entry.group = self._group(job, info.queue_path)
         self.recorder.placed(job.job_id, entry.queue, entry.group)
         self.waiting[job.job_id] = entry
-        self._fresh.append(job.job_id)
+        cause = self._never_fits(job, entry)
+        if cause is not None:
+            self._kill(job.job_id, now, f"needs {resources_text(total)}: {cause}", cause)
+            return 1
         return 0
+
+    def _never_fits(self, job: Job, entry: _Running) -> str | None:
+        """The first limit on the job's queue path (leaf to root; user, group, queue) that
+        its total alone exceeds, described; None when every limit could let it run."""
+        for path in ancestors(parse_queue_path(entry.queue)):
+            checks: list[tuple[WaitKind, str]] = [("user", job.user)]
+            if entry.group is not None:
+                checks.append(("group", entry.group))
+            checks.append(("queue", path))
+            for kind, name in checks:
+                cause = self._exceeds(job.total, Wait(kind, name, path, "resources", ""))
+                if cause is not None:
+                    return cause
+        return None
 
     def _group(self, job: Job, queue_path: str) -> str | None:
         """The group the trackers charge (decided by the limits), else the job's first group."""
@@ -195,12 +222,10 @@ class _Replay:
         return resolved or (job.groups[0] if job.groups else None)
 
     def _cycle(self, now: float, seq: int) -> int:
-        touched: set[str] = set()
         while True:
             made = self.scheduler.schedule()
             self.cycles += 1
             self.allocations += len(made)
-            touched.update(a.application_id for a in made)
             for allocation in made:
                 entry = self.waiting.get(allocation.application_id)
                 if entry is None:
@@ -227,7 +252,8 @@ class _Replay:
             while self.confirms and self.confirms[0][0] <= now:
                 _, _, app_id, key = heapq.heappop(self.confirms)
                 self._confirm(app_id, key, now)
-        self._poll_waits(now, touched)
+        self._poll_waits(now)
+        self._note_pending(now)
         return seq
 
     # -- the shim's side of preemption -------------------------------------------------------
@@ -259,7 +285,6 @@ class _Replay:
         released = [victim] if self.options.kill_preempted else [victim, *held.values()]
         for allocation in released:
             self.scheduler.release(app_id, allocation.key, partition=self.partition)
-        self._released = True
         freed = sum((a.resource for a in released), Resource())
         entry.held = entry.held - freed
         self.timeline.change(now, entry.job.user, entry.group, entry.queue, -freed,
@@ -280,31 +305,67 @@ class _Replay:
         for allocation in released:
             self.scheduler.add_ask(app_id, Ask(allocation.key, allocation.resource),
                                    partition=self.partition)
-        self._fresh.append(app_id)
         return 0
 
-    def _poll_waits(self, now: float, touched: set[str]) -> None:
-        """Record why waiting jobs wait. The scheduler asks again about a refused ask only
-        after a release that could change the answer, so without a release only the jobs
-        new in this cycle (or allocated in part) can have a new reason: the others are
-        not read again, which keeps a long backlog from costing a read per job per cycle."""
-        if self._released:
-            polled: Iterable[str] = list(self.waiting)
+    def _poll_waits(self, now: float) -> None:
+        """Record why waiting jobs wait. Only the jobs whose reason changed in this cycle are
+        read (the scheduler keeps that list), so a long backlog costs nothing per cycle."""
+        changes = self.scheduler.take_wait_changes(partition=self.partition)
+        hopeless: list[tuple[str, str]] = []
+        for job_id in sorted((j for j in changes if j in self.waiting),
+                             key=lambda j: self.waiting[j].job.line):
+            wait = changes[job_id]
+            if wait is not None and wait.kind in ("reservation", "preemption"):
+                # a reserved or preempting ask waits for room on a node
+                self.recorder.waiting(job_id, now, "node", "full nodes")
+                continue
+            self.recorder.waiting(job_id, now, wait.kind if wait is not None else None,
+                                  _owner(wait) if wait is not None else None)
+            if wait is not None and wait.limit == "resources":
+                cause = self._exceeds(self.waiting[job_id].job.total, wait)
+                if cause is not None:
+                    hopeless.append((job_id, cause))
+        for job_id, cause in hopeless:
+            total = resources_text(self.waiting[job_id].job.total)
+            self._kill(job_id, now, f"needs {total}: {cause}", cause)
+
+    def _exceeds(self, total: Resource, wait: Wait) -> str | None:
+        """The limit named by `wait`, described, if `total` alone is more than it allows
+        (so no release can ever let the job start); else None."""
+        if wait.kind == "queue":
+            cap = self._queue_limit(wait.queue_path)
+            owner = f"queue {wait.queue_path}'s maximum"
         else:
-            polled = [j for j in (*self._fresh, *sorted(touched)) if j in self.waiting]
-        self._released = False
-        self._fresh.clear()
-        for job_id in polled:
-            wait = self.scheduler.why_pending(job_id, partition=self.partition)
-            kind = None if wait is None else wait.kind
-            # a reserved or preempting ask waits for room on a node
-            self.recorder.waiting(job_id, now, "node" if kind in ("reservation", "preemption")
-                                  else kind)
+            table = self.ugm.limit_table
+            limit = (table.user_limit(wait.queue_path, wait.name) if wait.kind == "user"
+                     else table.group_limit(wait.queue_path, wait.name))
+            cap = Resource(limit.max_resources) if limit is not None else None
+            owner = f"{wait.kind} {wait.name}'s limit"
+        if cap is None:
+            return None
+        over = {n: q for n, q in cap.items() if total.get(n, 0) > q}
+        if not over:
+            return None
+        where = "" if wait.kind == "queue" else f" at {wait.queue_path}"
+        return f"exceeds {owner}: {resources_text(over)}{where}"
+
+    def _queue_limit(self, path: str) -> Resource | None:
+        if path not in self._queue_max:
+            limit = self.scheduler.queue(path, partition=self.partition).max_resources
+            self._queue_max[path] = Resource(limit) if limit is not None else None
+        return self._queue_max[path]
+
+    def _note_pending(self, now: float) -> None:
+        count = len(self.waiting)
+        pending = self.pending
+        if pending and pending[-1][0] == now:
+            pending[-1] = (now, count)
+        elif not pending or pending[-1][1] != count:
+            pending.append((now, count))
 
     def _end(self, job_id: str, now: float) -> None:
         entry = self.running.pop(job_id)
         self.scheduler.remove_application(job_id, partition=self.partition)
-        self._released = True
         self.timeline.change(now, entry.job.user, entry.group, entry.queue, -entry.held, -1)
         self.recorder.finished(job_id, now)
 
@@ -313,8 +374,11 @@ class _Replay:
         count = len(self.waiting)
         for job_id in sorted(self.waiting, key=lambda j: self.waiting[j].job.line):
             wait = self.scheduler.why_pending(job_id, partition=self.partition)
-            self._kill(job_id, now, str(wait) if wait is not None
-                       else "still waiting when the replay ended")
+            if wait is None:
+                self._kill(job_id, now, "still waiting when the replay ended")
+            else:
+                self._kill(job_id, now, humanize(str(wait)),
+                           f"still held by {_owner(wait)} when the trace ended")
         return count
 
     def _break_deadlock(self, now: float) -> int:
@@ -325,18 +389,19 @@ class _Replay:
         for job_id in victims:
             entry = self.waiting[job_id]
             wait = self.scheduler.why_pending(job_id, partition=self.partition)
-            self._kill(job_id, now, f"deadlock: held {entry.held} of {entry.job.total} with "
-                       f"nothing running" + (f"; {wait}" if wait is not None else ""))
+            self._kill(job_id, now, f"deadlock: held {resources_text(entry.held)} of "
+                       f"{resources_text(entry.job.total)} with nothing running"
+                       + (f"; {humanize(str(wait))}" if wait is not None else ""),
+                       "deadlock: partly placed with nothing running")
         return len(victims)
 
-    def _kill(self, job_id: str, now: float, reason: str) -> None:
+    def _kill(self, job_id: str, now: float, reason: str, cause: str = "") -> None:
         entry = self.waiting.pop(job_id)
         self.scheduler.remove_application(job_id, partition=self.partition)
-        self._released = True
         if entry.held:
             self.timeline.change(now, entry.job.user, entry.group, entry.queue, -entry.held,
                                  -1)
-        self.recorder.gave_up(job_id, now, reason)
+        self.recorder.gave_up(job_id, now, reason, cause)
 
     # -- results -----------------------------------------------------------------------------
 
@@ -388,5 +453,16 @@ class _Replay:
             end_time=end,
             leftover=self._leftover(),
             performance=performance,
+            pending_series=(*self.pending, (end, 0)),
             preemptions=self.tally.stats(self.scheduler.preemption_counts(self.partition)),
         )
+
+
+def _owner(wait: Wait) -> str:
+    """Who holds a job back, for a cause: `user u4's limit (applications) at root.a`."""
+    if wait.kind == "node":
+        return "full nodes"
+    if wait.kind == "queue":
+        return f"queue {wait.queue_path}'s {wait.limit} limit"
+    return f"{wait.kind} {wait.name}'s {wait.limit} limit at {wait.queue_path}"
+

@@ -16,9 +16,10 @@ from quotactor.sim.citation import acknowledgement
 from quotactor.sim.limits import LimitLine
 from quotactor.sim.result import SimulationResult
 from quotactor.sim.stats import EntityStats
+from quotactor.sim.whatif import WhatIf, analyse
 
-__all__ = ["JOBS_FILE", "REPORT_FILE", "build_report", "stats_json", "write_jobs_csv",
-           "write_report"]
+__all__ = ["JOBS_FILE", "REPORT_FILE", "build_report", "stats_json", "what_if_json",
+           "write_jobs_csv", "write_report"]
 
 REPORT_FILE = "report.json"
 JOBS_FILE = "jobs.csv"
@@ -76,12 +77,36 @@ def build_report(result: SimulationResult) -> dict[str, Any]:
         "notCompleted": [{"jobId": o.job_id, "user": o.user, "state": o.state.value,
                           "reason": o.reason} for o in unfinished[:100]],
         "leftoverUsage": {k: v.to_dict() for k, v in sorted(result.leftover.items())},
+        **what_if_json(analyse(result)),
     }
     credit = acknowledgement(workload.header, workload.source)
     if credit:
         report["acknowledgement"] = credit
     report["performance"] = result.performance.to_json()
     return report
+
+
+def what_if_json(w: WhatIf) -> dict[str, Any]:
+    """The derived figures: causes, obstacles, queues, fairness, slowdown, preemptions."""
+    return {
+        "neverStartedCauses": [{"cause": c, "jobs": n} for c, n in w.never_causes],
+        "rejectedCauses": [{"cause": c, "jobs": n} for c, n in w.rejected_causes],
+        "heldBy": [{"obstacle": o, "seconds": round(t, 3), "jobs": n}
+                   for o, t, n in w.held_by],
+        "queueFigures": [{"queuePath": q.path, "jobs": q.jobs, "completed": q.completed,
+                          "meanWaitSeconds": _seconds(q.mean_wait),
+                          "p95WaitSeconds": _seconds(q.p95_wait),
+                          "heldSeconds": round(q.held, 3),
+                          "utilization": round(q.utilization, 4)} for q in w.queues],
+        "utilization": round(w.utilization, 4),
+        "fairness": {"users": _round(w.fairness_users), "groups": _round(w.fairness_groups)},
+        "boundedSlowdown": {"mean": _round(w.mean_slowdown), "p95": _round(w.p95_slowdown)},
+        "preemptions": w.preemptions.to_json(),
+    }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def write_report(result: SimulationResult, out_dir: Path) -> Path:
@@ -100,10 +125,13 @@ def write_jobs_csv(result: SimulationResult, out_dir: Path) -> Path:
                          "reason"])
         for o in result.outcomes:
             writer.writerow([o.job_id, o.user, o.group or "", o.queue, o.state.value,
-                             f"{o.submit:g}", _cell(o.start), _cell(o.end), _cell(o.wait),
-                             *(f"{o.held.get(k, 0.0):g}" for k in _HELD_KEYS), o.reason])
+                             _cell(o.submit), _cell(o.start), _cell(o.end), _cell(o.wait),
+                             *(_cell(o.held.get(k, 0.0)) for k in _HELD_KEYS), o.reason])
     return path
 
 
 def _cell(value: float | None) -> str:
-    return "" if value is None else f"{value:g}"
+    """Plain seconds (`7500000`, `12.5`), never `7.5e+06`: spreadsheets and awk read them."""
+    if value is None:
+        return ""
+    return f"{value:.3f}".rstrip("0").rstrip(".") or "0"

@@ -74,6 +74,8 @@ class SimulationResult:
     end_time: float
     leftover: Mapping[str, Resource]
     performance: Performance
+    pending_series: tuple[tuple[float, int], ...] = ()
+    """(time, jobs waiting to start) at every change."""
     preemptions: PreemptionStats = field(default_factory=PreemptionStats)
 
     @property

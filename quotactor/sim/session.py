@@ -57,7 +57,9 @@ def load_runs(paths: list[Path]) -> list[ConfigRun]:
         try:
             config = load_config(path)
         except ValueError as exc:
-            raise InputError(f"{path}: {exc}") from None
+            message = str(exc)
+            raise InputError(message if message.startswith(("cannot read", str(path)))
+                             else f"{path}: {message}") from None
         if not config.partitions:
             raise InputError(f"{path}: the configuration has no partition")
         label = path.stem
@@ -98,8 +100,14 @@ def write_outputs(result: SimulationResult, directory: Path, plots: bool = True,
     return Outputs(directory, report, jobs, images)
 
 
-def write_comparison(a: SimulationResult, b: SimulationResult, directory: Path) -> Path:
+def write_comparison(a: SimulationResult, b: SimulationResult, directory: Path,
+                     plots: bool = True) -> Path:
+    """comparison.json and (unless `plots` is False) comparison.png, both runs overlaid."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / COMPARISON_FILE
     path.write_text(json.dumps(compare_json(a, b), indent=2) + "\n", encoding="utf-8")
+    if plots:
+        from quotactor.sim.plots import plot_comparison
+
+        plot_comparison(a, b, directory)
     return path

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from quotactor.sim.fmt import duration, quantity, render_table
 from quotactor.sim.result import SimulationResult
 from quotactor.sim.stats import EntityStats
+from quotactor.sim.whatif import WhatIf, analyse
 
 __all__ = ["format_summary", "stats_rows"]
 
@@ -58,8 +59,46 @@ def format_summary(result: SimulationResult, max_users: int = 15) -> str:
         lines.append(f"... {len(users) - len(shown)} more users (held back least) in the report")
     lines.append("HELD:* = time jobs were held back by a user, group or queue limit, or by "
                  "full nodes, summed over the jobs")
+    lines += _what_if(analyse(result))
     leftover = {k: v for k, v in result.leftover.items() if v}
     if leftover:
         lines.append("")
         lines.append(f"WARNING: usage left in trackers after the replay: {leftover}")
     return "\n".join(lines)
+
+
+def _ratio(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _what_if(w: WhatIf, causes: int = 6, owners: int = 6) -> list[str]:
+    """Why jobs did not run, who held them back, per queue, and the run's overall figures."""
+    lines: list[str] = []
+    for title, found in (("never started", w.never_causes), ("rejected", w.rejected_causes)):
+        if not found:
+            continue
+        total = sum(n for _, n in found)
+        lines += ["", f"{total} job{'s' if total != 1 else ''} {title}:"]
+        lines += [f"  {n:>6}  {cause}" for cause, n in found[:causes]]
+        if len(found) > causes:
+            rest = sum(n for _, n in found[causes:])
+            lines.append(f"  {rest:>6}  ({len(found) - causes} other causes, in the report)")
+    if w.held_by:
+        lines += ["", "held back most by (time summed over jobs, jobs held):"]
+        lines += [f"  {duration(seconds):>7}  {jobs:>6} jobs  {owner}"
+                  for owner, seconds, jobs in w.held_by[:owners]]
+    if w.queues:
+        lines += ["", render_table(
+            ("QUEUE", "JOBS", "DONE", "MEAN WAIT", "P95 WAIT", "HELD", "UTILIZATION"),
+            [[q.path, str(q.jobs), str(q.completed), duration(q.mean_wait),
+              duration(q.p95_wait), duration(q.held), f"{q.utilization:.0%}"]
+             for q in w.queues])]
+    p = w.preemptions
+    preempted = (f"; preemptions {p.victims} ({p.work_lost_core_hours:.1f} core-hours lost), "
+                 f"reservations {p.reservations} ({p.reserved_node_hours:.1f} node-hours)"
+                 if p.victims or p.reservations else "")
+    lines += ["", f"utilization {w.utilization:.0%}; fairness (Jain, service share) users "
+              f"{_ratio(w.fairness_users)}, groups {_ratio(w.fairness_groups)}; bounded "
+              f"slowdown mean {_ratio(w.mean_slowdown, 1)}, p95 {_ratio(w.p95_slowdown, 1)}"
+              f"{preempted}"]
+    return lines

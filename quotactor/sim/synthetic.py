@@ -18,6 +18,9 @@ from quotactor.sim.jobs import Job, TaskGroup, Workload, WorkloadError
 __all__ = ["SyntheticSpec", "generate", "parse_synthetic"]
 
 PREFIX = "synthetic"
+MAX_JOBS = 5_000_000
+"""More jobs than this would take hours to replay and gigabytes to hold: refused up front."""
+MAX_USERS = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +53,12 @@ class SyntheticSpec:
                 raise WorkloadError(f"synthetic {name} must be positive")
         if self.sigma < 0:
             raise WorkloadError("synthetic sigma must not be negative")
+        if self.jobs > MAX_JOBS:
+            raise WorkloadError(f"synthetic jobs={self.jobs} is more than {MAX_JOBS:,}, the "
+                                "most a replay takes")
+        for name in ("users", "groups", "max_tasks"):
+            if getattr(self, name) > MAX_USERS:
+                raise WorkloadError(f"synthetic {name} must be at most {MAX_USERS:,}")
 
 
 def parse_synthetic(text: str) -> SyntheticSpec:

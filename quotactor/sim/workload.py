@@ -40,7 +40,8 @@ def load_workload(
         return generate(parse_synthetic(spec))
     path = Path(spec)
     if not path.is_file():
-        raise WorkloadError(f"workload file not found: {spec}")
+        reason = "not a file" if path.exists() else "No such file or directory"
+        raise WorkloadError(f"cannot read {spec}: {reason}")
     kind = fmt or detect_format(path)
     lines = open_text(path)
     if kind == "swf":

@@ -58,7 +58,8 @@ def test_simulate_synthetic_writes_report_and_plots(
     assert report["totals"]["jobs"] == 150
     assert {u["name"] for u in report["users"]} <= {f"user-{i}" for i in range(1, 7)}
     assert report["performance"]["decisions"] > 0
-    for name in ("usage-groups.png", "usage-top-users.png", "wait-times.png", "jobs.csv"):
+    for name in ("usage-groups.png", "usage-top-users.png", "wait-times.png", "jobs.csv",
+                 "utilization.png", "queues.png", "held-back-users.png"):
         assert (out / name).stat().st_size > 0
     assert (out / "jobs.csv").read_text().count("\n") == 151
 

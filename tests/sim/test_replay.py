@@ -147,6 +147,32 @@ def test_rejected_too_big_and_never_started_jobs_end_too() -> None:
     assert_balanced(result, books)
 
 
+def test_a_job_over_a_limit_on_its_own_ends_at_once_with_its_cause() -> None:
+    # bob's 60 vcore exceed the 48 every user may hold; ann's 9 exceed root.small's max of 8;
+    # sue's second job only waits for her first to end, so it must not be given up.
+    workload = jobs(
+        '{"job_id": "sue-1", "user": "sue", "queue": "root.work", "submit": 0,'
+        ' "duration": 500, "tasks": 40}',
+        '{"job_id": "sue-2", "user": "sue", "queue": "root.work", "submit": 1,'
+        ' "duration": 10, "tasks": 40}',
+        '{"job_id": "bob-big", "user": "bob", "queue": "root.work", "submit": 3,'
+        ' "duration": 10, "tasks": 60}',
+        '{"job_id": "ann-big", "user": "ann", "queue": "root.small", "submit": 4,'
+        ' "duration": 10, "tasks": 9}',
+    )
+    only_provided = LIMITS.replace("      - name: fixed\n        value: root.work\n", "")
+    result, books = run(workload, uniform_cluster(1, {"vcore": "128"}), config=only_provided)
+    out = {o.job_id: o for o in result.outcomes}
+    assert out["sue-2"].state is JobState.COMPLETED and out["sue-2"].start == 500
+    bob, ann = out["bob-big"], out["ann-big"]
+    assert bob.state is JobState.NEVER_STARTED and ann.state is JobState.NEVER_STARTED
+    assert bob.cause == "exceeds user bob's limit: 48 vcore at root.work"
+    assert bob.reason == "needs 60 vcore: " + bob.cause
+    assert ann.cause == "exceeds queue root.small's maximum: 8 vcore"
+    assert not bob.held and not ann.held
+    assert_balanced(result, books)
+
+
 def test_waits_are_charged_to_the_limit_that_held_the_job() -> None:
     workload = jobs(
         '{"job_id": "a", "user": "sue", "submit": 0, "duration": 100, "tasks": 40}',
@@ -160,7 +186,8 @@ def test_waits_are_charged_to_the_limit_that_held_the_job() -> None:
     # its user limit held until then, waits for the node behind it
     assert out["c"].start == 100 and dict(out["c"].held) == {"node": 80.0}
     assert out["b"].start == 150 and dict(out["b"].held) == {"user": 90.0, "node": 50.0}
-    assert result.preemptions.reservations == 1
+    # c reserved the node at 22; b, waiting for room behind c from 100, reserves it at 102
+    assert result.preemptions.reservations == 2
     assert_balanced(result, books)
 
 

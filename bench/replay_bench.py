@@ -1,0 +1,132 @@
+"""The main job's cost: replay the bundled NASA trace under the demo's config and under a tight
+one, and 100k synthetic jobs, timing each against the demo replay measured in the same run.
+
+    python bench/replay_bench.py            # demo, tight, 100k synthetic
+    python bench/replay_bench.py --quick    # 20k synthetic jobs instead of 100k
+
+The tight config is the one a new user wrote in issue 20: a user limit smaller than some of
+that user's jobs, a queue cap on running applications, two applications per user, and group
+limits (system personnel share one running job, normal users 96 of the 128 processors). Its
+replay took 184 s before the retry indexing (the demo: 8 s); the goal is within 2x the demo.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from markdown import header
+
+from quotactor.scheduler import Scheduler, VirtualClock
+from quotactor.sim.cluster import ClusterSpec, uniform_cluster
+from quotactor.sim.demo import demo_cluster, demo_config_text, demo_workload
+from quotactor.sim.jobs import Workload
+from quotactor.sim.replay import ReplayOptions, replay
+from quotactor.sim.result import SimulationResult
+from quotactor.sim.synthetic import generate, parse_synthetic
+
+TIGHT = """\
+partitions:
+  - name: default
+    placementrules:
+      - name: provided
+      - name: fixed
+        value: root.ipsc
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: ipsc
+            maxapplications: 5
+            limits:
+              - limit: u4 is smaller than some of its jobs
+                users: [u4]
+                maxresources: {vcore: "32"}
+              - limit: two running jobs per user
+                users: ["*"]
+                maxapplications: 2
+              - limit: system personnel share one running job
+                groups: [system]
+                maxapplications: 1
+              - limit: normal users share 96 processors
+                groups: [normal]
+                maxresources: {vcore: "96"}
+"""
+
+SYNTHETIC_CONFIG = """\
+partitions:
+  - name: default
+    queues:
+      - name: root
+        submitacl: "*"
+        queues:
+          - name: batch
+            maxapplications: 40
+            limits:
+              - limit: each user
+                users: ["*"]
+                maxapplications: 4
+                maxresources: {vcore: "96"}
+              - limit: group g1
+                groups: [g1]
+                maxresources: {vcore: "128"}
+          - name: interactive
+            resources:
+              max: {vcore: "64"}
+"""
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    jobs: int
+    wall: float
+    result: SimulationResult
+
+
+def _replay(config: str, workload: Workload,
+            cluster: ClusterSpec) -> tuple[float, SimulationResult]:
+    with Scheduler.start(config, clock=VirtualClock(workload.jobs[0].submit)) as scheduler:
+        started = time.perf_counter()
+        result = replay(scheduler, workload, cluster, ReplayOptions(progress=False))
+        return time.perf_counter() - started, result
+
+
+def run(quick: bool = False) -> list[Row]:
+    nasa = demo_workload()
+    synthetic_jobs = 20_000 if quick else 100_000
+    synthetic = generate(parse_synthetic(
+        f"synthetic:jobs={synthetic_jobs},users=300,groups=4,interarrival=60,max_tasks=64,"
+        "queues=root.batch;root.interactive;root.batch;root.batch"))
+    scenarios = [
+        ("NASA demo config", demo_config_text(), nasa, demo_cluster()),
+        ("NASA tight config", TIGHT, nasa, demo_cluster()),
+        (f"synthetic {synthetic_jobs // 1000}k jobs", SYNTHETIC_CONFIG, synthetic,
+         uniform_cluster(8, {"vcore": "64"})),
+    ]
+    rows = []
+    for name, config, workload, cluster in scenarios:
+        wall, result = _replay(config, workload, cluster)
+        rows.append(Row(name, len(workload.jobs), wall, result))
+        print(f"{name}: {wall:.1f}s", file=sys.stderr)
+    return rows
+
+
+def table(rows: list[Row]) -> str:
+    base = rows[0].wall
+    lines = header("replay", "jobs", "never", "cycles", "tracker calls", "wall s",
+                   "x demo", "µs per job")
+    for row in rows:
+        perf = row.result.performance
+        lines.append(f"| {row.name} | {row.jobs:,} | {row.result.everybody.never_started:,} | "
+                     f"{perf.cycles:,} | {perf.tracker_calls:,} | {row.wall:.1f} | "
+                     f"{row.wall / base:.2f} | {row.wall / row.jobs * 1e6:,.0f} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(table(run("--quick" in sys.argv)))

@@ -1,0 +1,201 @@
+"""What a cycle asks the user group manager after a release: proportional to what changed.
+
+A user at the limit on running applications with a long backlog used to cost one refused
+increase per pending application after each of the user's releases; now the first refusal
+in a cycle holds back the user's other new applications in that leaf with the same reason.
+"""
+
+from __future__ import annotations
+
+from quotactor import UserGroup
+from quotactor.scheduler import Ask
+
+CONFIG = """
+partitions:
+  - name: default
+    placementrules:
+      - name: provided
+    queues:
+      - name: root
+        submitacl: '*'
+        queues:
+          - name: work
+            limits:
+              - limit: two each
+                users: ["*"]
+                maxapplications: 2
+"""
+
+SUE = UserGroup("sue", ("dev",))
+ONE = {"vcore": 1000}
+
+
+def _counting(scheduler) -> dict[str, int]:
+    """Count increases asked of the default partition's user group manager."""
+    ugm = scheduler.ugm()
+    counts = {"decide_increase": 0}
+    original = ugm.decide_increase
+
+    def spy(*args, **kwargs):
+        counts["decide_increase"] += 1
+        return original(*args, **kwargs)
+
+    ugm.decide_increase = spy
+    return counts
+
+
+def test_a_release_costs_one_refusal_per_user_not_one_per_pending_app(start_scheduler) -> None:
+    s = start_scheduler(CONFIG)
+    s.add_node("n1", {"vcore": 64000})
+    for i in range(40):
+        s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    counts = _counting(s)
+    s.remove_application("a0")
+    made = s.schedule()
+    assert [a.application_id for a in made] == ["a2"]
+    # one increase that succeeds (a2), one refused (a3); a4..a39 reuse a3's refusal
+    assert counts["decide_increase"] == 2
+    for i in range(3, 40):
+        wait = s.why_pending(f"a{i}")
+        assert wait is not None and (wait.kind, wait.name, wait.limit) == (
+            "user", "sue", "applications")
+
+
+def test_another_user_in_the_same_leaf_is_still_asked_about(start_scheduler) -> None:
+    s = start_scheduler(CONFIG)
+    s.add_node("n1", {"vcore": 64000})
+    for i in range(3):
+        s.submit(f"sue-{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    s.submit("bob-0", UserGroup("bob", ("dev",)), queue="root.work", asks=[Ask("k", ONE)])
+    made = s.schedule()
+    assert sorted(a.application_id for a in made) == ["bob-0", "sue-0", "sue-1"]
+    assert s.why_pending("sue-2").kind == "user"
+
+
+PLAIN = """
+partitions:
+  - name: default
+    placementrules:
+      - name: provided
+    queues:
+      - name: root
+        submitacl: '*'
+        queues:
+          - name: work
+"""
+
+
+def _looked_at(monkeypatch) -> list[str]:
+    """The applications a cycle puts in a leaf's heap (sorting key computed), in order."""
+    from quotactor.scheduler.cycle import Cycle
+
+    seen: list[str] = []
+    original = Cycle._app_key
+
+    def spy(self, leaf, app):
+        seen.append(app.application_id)
+        return original(self, leaf, app)
+
+    monkeypatch.setattr(Cycle, "_app_key", spy)
+    return seen
+
+
+def test_a_small_release_does_not_wake_jobs_too_big_for_the_room_it_frees(
+        start_scheduler, monkeypatch) -> None:
+    s = start_scheduler(PLAIN)
+    s.add_node("n1", {"vcore": 64000})
+    s.submit("holder", SUE, queue="root.work", asks=[Ask("k", {"vcore": 60000})])
+    s.submit("tiny", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    s.submit("four", UserGroup("kim"), queue="root.work", asks=[Ask("k", {"vcore": 4000})])
+    for i in range(30):
+        s.submit(f"big-{i}", UserGroup(f"u{i}"), queue="root.work",
+                 asks=[Ask("k", {"vcore": 64000})])
+    s.schedule()
+    assert s.why_pending("four").kind == "node"
+    seen = _looked_at(monkeypatch)
+    s.remove_application("tiny")
+    made = s.schedule()
+    assert [a.application_id for a in made] == ["four"]
+    assert seen == ["four"]  # the 30 jobs of 64 vcore are not looked at
+    assert s.why_pending("big-7").kind == "node"
+    seen.clear()
+    s.remove_application("holder")
+    s.remove_application("four")
+    made = s.schedule()
+    assert [a.application_id for a in made] == ["big-0"]
+    assert sorted(set(seen)) == sorted(f"big-{i}" for i in range(30))
+
+
+def test_wait_changes_name_only_the_applications_whose_reason_changed(start_scheduler) -> None:
+    s = start_scheduler(CONFIG)
+    s.add_node("n1", {"vcore": 64000})
+    assert s.take_wait_changes() == {}  # starts the recording
+    for i in range(5):
+        s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    first = s.take_wait_changes()
+    assert sorted(first) == ["a2", "a3", "a4"]
+    assert all(w is not None and w.limit == "applications" for w in first.values())
+    s.schedule()
+    assert s.take_wait_changes() == {}
+    s.remove_application("a0")
+    s.schedule()
+    assert s.take_wait_changes() == {"a2": None}
+
+
+def test_an_application_ending_in_a_full_queue_costs_one_attempt(
+        start_scheduler, monkeypatch) -> None:
+    s = start_scheduler(PLAIN.replace("          - name: work\n",
+                                      "          - name: work\n            maxapplications: 2\n"))
+    s.add_node("n1", {"vcore": 64000})
+    for i in range(30):
+        s.submit(f"a{i}", UserGroup(f"u{i}"), queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    s.schedule()
+    from quotactor.scheduler.cycle import Cycle
+
+    attempts: list[str] = []
+    original = Cycle._allocate_app
+
+    def spy(self, leaf, app):
+        attempts.append(app.application_id)
+        return original(self, leaf, app)
+
+    monkeypatch.setattr(Cycle, "_allocate_app", spy)
+    s.remove_application("a0")
+    made = s.schedule()
+    assert [a.application_id for a in made] == ["a2"]
+    assert attempts == ["a2"]  # a3..a29 still wait for the queue: not attempted again
+    wait = s.why_pending("a29")
+    assert (wait.kind, wait.name, wait.limit) == ("queue", "root.work", "applications")
+
+
+def test_removed_applications_do_not_stay_parked(start_scheduler) -> None:
+    s = start_scheduler(PLAIN)
+    s.add_node("n1", {"vcore": 1000})
+    s.submit("holder", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    accounting = s._partition("default").accounting
+    for round_ in range(3):
+        for i in range(1500):
+            s.submit(f"w{round_}-{i}", UserGroup(f"u{i}"), queue="root.work",
+                     asks=[Ask("k", ONE)])
+        s.schedule()  # tried once: no node room
+        s.schedule()  # parked on the node counter, which never moves while holder runs
+        for i in range(1500):
+            s.remove_application(f"w{round_}-{i}")
+    s.submit("last", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    s.schedule()
+    assert accounting.parked_count() <= 1500 + 1
+
+
+def test_nobody_reading_wait_changes_keeps_none(start_scheduler) -> None:
+    s = start_scheduler(CONFIG)
+    s.add_node("n1", {"vcore": 64000})
+    for i in range(5):
+        s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    assert s._partition("default").accounting.changed_waits == {}
