@@ -57,9 +57,10 @@ class ElasticQuotaActor(Actor[ElasticMessage]):
                  on_overuse: Callable[[OveruseReport], None] | None = None) -> None:
         if check_interval is not None and check_interval <= 0:
             raise ValueError(f"check_interval must be positive, got {check_interval}")
-        super().__init__(pool)
+        # the first copy may fail (a state that cannot be copied): before the actor counts
         self._state = Checkpoint(
             manager if manager is not None else ElasticQuotaManager(), (QuotaError,))
+        super().__init__(pool)
         self.monitor = OveruseMonitor(overuse_delay, clock)
         self.on_overuse = on_overuse
         self._ticker: _Ticker | None = None

@@ -105,9 +105,10 @@ class QuotaManagerActor(Actor[QuotaTreeMessage]):
     """Owns one `QuotaManager`; every message is one manager operation."""
 
     def __init__(self, pool: WorkerPool, manager: QuotaManager | None = None) -> None:
-        super().__init__(pool)
+        # the first copy may fail (a state that cannot be copied): before the actor counts
         self._state = Checkpoint(manager if manager is not None else QuotaManager(),
                                  (QuotaTreeError,))
+        super().__init__(pool)
 
     @property
     def rebuilds(self) -> int:
