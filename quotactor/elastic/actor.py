@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from quotactor.actors.checkpoint import Checkpoint
@@ -65,7 +66,7 @@ class ElasticQuotaActor(Actor[ElasticMessage]):
         self.on_overuse = on_overuse
         self._ticker: _Ticker | None = None
         if check_interval is not None:
-            self._ticker = _Ticker(self, check_interval)
+            self._ticker = _Ticker(self, pool, check_interval)
             self._ticker.start()
 
     @property
@@ -113,18 +114,23 @@ class ElasticQuotaActor(Actor[ElasticMessage]):
 
 
 class _Ticker(threading.Thread):
-    """Sends `CheckOveruse` to the actor every `interval` seconds until stopped (a message of
-    a stopped actor is dropped)."""
+    """Has `CheckOveruse` sent to the actor every `interval` seconds until stopped (a message
+    of a stopped actor is dropped).
 
-    def __init__(self, actor: ElasticQuotaActor, interval: float) -> None:
+    The message is sent from the actor's pool, never from this thread: the check (and a stop
+    queued behind it) then never runs here, so `on_stop` can always join this thread.
+    """
+
+    def __init__(self, actor: ElasticQuotaActor, pool: WorkerPool, interval: float) -> None:
         super().__init__(name="quotactor-elastic-monitor", daemon=True)
         self._actor = actor
+        self._pool = pool
         self._interval = interval
         self._stopped = threading.Event()
 
     def run(self) -> None:
         while not self._stopped.wait(self._interval) and self._actor.is_alive():
-            deliver(self._actor, CheckOveruse())
+            self._pool.schedule(partial(deliver, self._actor, CheckOveruse()))
 
     def stop(self) -> None:
         self._stopped.set()
