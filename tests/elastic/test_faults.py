@@ -142,7 +142,7 @@ def consistent(service: ElasticQuotaService) -> None:
 
 @pytest.mark.timeout(120)
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(12))
 def test_interrupted_callers_never_wedge_the_actor_and_leave_whole_operations(
         seed: int, start_service: Callable[..., ElasticQuotaService]) -> None:
     rng = random.Random(seed)
@@ -155,10 +155,10 @@ def test_interrupted_callers_never_wedge_the_actor_and_leave_whole_operations(
     previous = signal.signal(signal.SIGALRM, alarm.handler)
     pods: list[str] = []
     try:
-        for serial in range(40):
+        for serial in range(60):
             op = next_op(rng, pods, serial)
             before = state(reference)
-            alarm.attempt(partial(op, service), rng.uniform(1e-6, 400e-6))
+            alarm.attempt(partial(op, service), rng.uniform(1e-6, 150e-6))
             began = time.monotonic()
             now = state(service)  # queued behind the interrupted operation: it is done
             assert time.monotonic() - began < TIMEOUT
@@ -172,7 +172,7 @@ def test_interrupted_callers_never_wedge_the_actor_and_leave_whole_operations(
     began = time.monotonic()
     service.stop()
     assert time.monotonic() - began < TIMEOUT
-    assert alarm.fired > 0
+    assert alarm.fired > 0  # about 30 per seed (733 over the 24 seeds of both files, idle machine)
 
 
 @pytest.mark.timeout(120)

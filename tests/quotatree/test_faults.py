@@ -122,7 +122,7 @@ def trial(target: Any, cid: str, keep: bool) -> None:
 
 @pytest.mark.timeout(120)
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(12))
 def test_interrupted_callers_never_wedge_the_actor_and_leave_whole_operations(
         seed: int, shared: SharedQuotaManager, build: Any) -> None:
     rng = random.Random(seed)
@@ -133,10 +133,10 @@ def test_interrupted_callers_never_wedge_the_actor_and_leave_whole_operations(
     alarm = Alarm()
     previous = signal.signal(signal.SIGALRM, alarm.handler)
     try:
-        for serial in range(40):
+        for serial in range(60):
             op = next_op(rng)
             before = state(reference)
-            alarm.attempt(partial(op, shared), rng.uniform(1e-6, 400e-6))
+            alarm.attempt(partial(op, shared), rng.uniform(1e-6, 150e-6))
             began = time.monotonic()
             now = state(shared)  # queued behind the interrupted operation: it is done
             assert time.monotonic() - began < TIMEOUT
@@ -149,7 +149,7 @@ def test_interrupted_callers_never_wedge_the_actor_and_leave_whole_operations(
     began = time.monotonic()
     shared.stop()
     assert time.monotonic() - began < TIMEOUT
-    assert alarm.fired > 0
+    assert alarm.fired > 0  # about 30 per seed (733 over the 24 seeds of both files, idle machine)
 
 
 @pytest.mark.timeout(120)
