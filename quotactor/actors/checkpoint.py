@@ -89,7 +89,11 @@ class Checkpoint(Generic[S]):
         self._log.append(operation if replay is None else replay(result))
         self._spent += time.perf_counter() - began
         if self._spent > REBASE_RATIO * self._copy_s:
-            self._rebase()
+            try:
+                self._rebase()
+            except Exception:  # the change is done and logged: the old base still serves
+                self._spent = 0.0
+                log.exception("checkpoint_copy_failed", state=type(self.state).__name__)
         return result
 
     def _rebase(self) -> None:

@@ -83,3 +83,20 @@ def test_copies_are_amortised_against_the_time_spent_changing(
     for _ in range(2000):
         held.change(lambda s: s.transfer(0))
     assert 1 < len(copies) < 2000 / 5  # the first copy, then one per ~10 copies' time
+
+
+def test_a_copy_that_fails_after_a_change_does_not_fail_the_change(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    held = Checkpoint(Ledger(), (Refused,))
+
+    def no_copy(value: object) -> object:
+        raise MemoryError("no copy now")
+
+    monkeypatch.setattr(checkpoint_module.copy, "deepcopy", no_copy)
+    monkeypatch.setattr(checkpoint_module, "REBASE_RATIO", 0.0)  # copy after every change
+    assert held.change(lambda s: s.transfer(10)) == 90
+    monkeypatch.undo()
+    held.state.fail_between = True
+    with pytest.raises(RuntimeError, match="half-way"):
+        held.change(lambda s: s.transfer(5))
+    assert (held.state.a, held.state.b) == (90, 10), "rebuilt from the old base and the log"
