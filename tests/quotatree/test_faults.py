@@ -28,6 +28,7 @@ TIMEOUT = 2.0
 NODES = {"R": (None, 12, False), "M": ("R", 8, False),
          **{f"L{i}": ("M" if i < 2 else "R", 3, i % 2 == 1) for i in range(4)}}
 IDS = [f"c{i}" for i in range(16)]
+FOREST_IDS = [f"f{i}" for i in range(8)]  # on T and on U, together or not at all
 Op = Callable[[Any], Any]
 
 
@@ -91,15 +92,33 @@ def setup(target: Any, build: Any) -> None:
     target.add_tree_from_json(build.tree_doc(T, NODES))
     for i, cid in enumerate(IDS):
         target.add_consumer(build.consumer(cid, T, f"L{i % 4}", 1 + i % 3, priority=i % 3 - 1))
+    target.add_tree_from_json(build.tree_doc("U", {"X": (None, 6, True)}, ("gpu",)))
+    target.add_forest("F")
+    target.add_tree_to_forest("F", T)
+    target.add_tree_to_forest("F", "U")
+    for i, cid in enumerate(FOREST_IDS):
+        target.add_consumer(build.forest_consumer(
+            cid, {T: (f"L{i % 4}", {"cpu": 1 + i % 2}), "U": ("X", {"gpu": 1 + i % 3})},
+            priority=i % 2))
     target.set_mode(Mode.NORMAL)
 
 
 def state(target: Any) -> tuple[Any, ...]:
-    return (target.tree_state(T), [target.allocated_node(T, cid) for cid in IDS])
+    return (target.tree_state(T), target.tree_state("U"),
+            [target.allocated_node(T, cid) for cid in IDS + FOREST_IDS],
+            [target.is_allocated_forest("F", cid) for cid in FOREST_IDS])
 
 
 def next_op(rng: random.Random) -> Op:
     """A random change, as a function of a manager or a shared manager (same API)."""
+    roll = rng.random()
+    if roll < 0.3:
+        fid = rng.choice(FOREST_IDS)
+        if roll < 0.15:
+            return lambda m: m.allocate_forest("F", fid)
+        if roll < 0.25:
+            return lambda m: m.deallocate_forest("F", fid)
+        return lambda m: m.update_forest("F")
     cid = rng.choice(IDS)
     roll = rng.random()
     if roll < 0.4:
