@@ -44,7 +44,7 @@ class Metrics:
             ["partition", "kind"], registry=self.registry,
         )
         self._actors = Gauge(
-            "quotactor_live_actors", "pykka actors alive for this partition",
+            "quotactor_live_actors", "Actors alive for this partition (trackers, manager, config)",
             ["partition"], registry=self.registry,
         ).labels(**labels)
         self._partition = partition

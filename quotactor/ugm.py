@@ -16,8 +16,6 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
-import pykka
-
 from quotactor.actors.boundary import translate, translated
 from quotactor.actors.config import ApplyConfig, ConfigActor
 from quotactor.actors.manager import Applied, ManagerActor, ReadPlan, SnapshotPlan
@@ -85,7 +83,8 @@ class UserGroupManager:
         self.pause_collector = pause_collector
         self.main_thread_relay = main_thread_relay
         self._manager: ManagerActor | None = None
-        self._config: pykka.ActorRef[ConfigActor] | None = None
+        self._config: ConfigActor | None = None
+        self._config_pool: WorkerPool | None = None
         self._applied = Applied(None, EMPTY_TABLE)
         self._servers: list[Any] = []
         self._manager_pool: WorkerPool | None = None
@@ -112,7 +111,8 @@ class UserGroupManager:
         ugm._manager_pool = WorkerPool("manager", 1)
         ugm._relay = WorkerPool("relay", 1)
         ugm._manager = ManagerActor(ugm._manager_pool, partition)
-        ugm._config = ConfigActor.start(ugm._manager, partition)
+        ugm._config_pool = WorkerPool("config", 1)
+        ugm._config = ConfigActor(ugm._config_pool, ugm._manager, partition)
         try:
             if config is not None:
                 ugm.update_config(config)
@@ -144,8 +144,10 @@ class UserGroupManager:
         """
         with self._lock:
             manager, config, relay = self._manager, self._config, self._relay
-            pools = [p for p in (self._relay, self._manager_pool) if p is not None]
+            pools = [p for p in (self._relay, self._config_pool, self._manager_pool)
+                     if p is not None]
             self._manager = self._config = self._manager_pool = self._relay = None
+            self._config_pool = None
             servers, self._servers = self._servers, []
             if manager is not None:
                 self._applied = manager.applied
@@ -153,7 +155,7 @@ class UserGroupManager:
             for server in servers:
                 server.stop()
             if config is not None:
-                translated(lambda: config.stop(block=True, timeout=self.timeout))
+                translated(lambda: stop(config).get(self.timeout))
             if manager is not None:
                 def retire() -> None:
                     retirement = call(manager, Shutdown(), self.timeout)
@@ -180,8 +182,8 @@ class UserGroupManager:
         ref = self._config_ref()
 
         def apply(deadline: float) -> None:
-            ref.ask(ApplyConfig(config, _left(deadline), self.pause_collector),
-                    timeout=_left(deadline))
+            call(ref, ApplyConfig(config, _left(deadline), self.pause_collector),
+                 _left(deadline))
 
         try:
             self._perform(apply)
@@ -395,7 +397,7 @@ class UserGroupManager:
             raise ManagerClosed("the user group manager is not running")
         return ref
 
-    def _config_ref(self) -> pykka.ActorRef[ConfigActor]:
+    def _config_ref(self) -> ConfigActor:
         ref = self._config
         if ref is None:
             raise ManagerClosed("the user group manager is not running")

@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import pykka
 import pytest
 
 from quotactor.actors.runtime import live_actors
@@ -15,15 +14,10 @@ from quotactor.ugm import UserGroupManager
 
 
 def live_quotactor_actors() -> list[str]:
-    """Actors of ours still registered or running on a pool, and pool threads of ours."""
-    actors = [
-        ref.actor_class.__name__
-        for ref in pykka.ActorRegistry.get_all()
-        if ref.actor_class.__module__.startswith("quotactor.")
-    ]
+    """Actors of ours not stopped, and threads of ours."""
     pooled = [f"{name} x{count}" for name, count in live_actors().items()]
     threads = [t.name for t in threading.enumerate() if t.name.startswith("quotactor-")]
-    return actors + pooled + threads
+    return pooled + threads
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
-"""The actors around the core: the manager and the user and group trackers (on the runtime of
-`quotactor.actors.runtime`), and the config actor (a pykka actor)."""
+"""The actors around the core: the manager, the user and group trackers and the config actor,
+all on the runtime of `quotactor.actors.runtime` (as are the elastic-quota and quota-tree
+actors, through `quotactor.actors.served`)."""
 
 from quotactor.actors.config import ConfigActor
 from quotactor.actors.group_tracker import GroupTrackerActor

@@ -1,27 +1,21 @@
 """The library's exception boundary: what a facade lets out is a `QuotactorError`.
 
-pykka's `Timeout` and `ActorDeadError`, and whatever a handler raised by mistake, are
-implementation details of the actor layer; a host catching `QuotactorError` (or the builtin
-each of ours also derives from) must never need to know pykka. Signal handlers' exceptions
+Whatever a handler raised by mistake (or a fault injected into it) is an implementation detail
+of the actor layer; a host catching `QuotactorError` (or the builtin each of ours also derives
+from) must never need to know what raised inside. Signal handlers' exceptions
 (`KeyboardInterrupt`, an alarm's) are the caller's own and pass through untouched: callers on
-the main thread run `translated` on a worker (see `UserGroupManager._perform`).
+the main thread run `translated` on a worker (see `UserGroupManager._perform` and
+`quotactor.actors.served`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
-import pykka
+from quotactor.core.errors import OperationFailed, QuotactorError
 
-from quotactor.core.errors import (
-    ManagerClosed,
-    OperationFailed,
-    OperationTimeout,
-    QuotactorError,
-)
-
-__all__ = ["ask", "translate", "translated"]
+__all__ = ["translate", "translated"]
 
 T = TypeVar("T")
 
@@ -31,10 +25,6 @@ def translate(error: Exception) -> Exception:
     `from error`, so the original stays its cause."""
     if isinstance(error, QuotactorError):
         return error
-    if isinstance(error, pykka.Timeout):
-        return OperationTimeout(f"no answer within the timeout: {error}")
-    if isinstance(error, pykka.ActorDeadError):
-        return ManagerClosed(f"the actor is stopped: {error}")
     return OperationFailed(f"{type(error).__name__}: {error}")
 
 
@@ -47,9 +37,3 @@ def translated(operation: Callable[[], T]) -> T:
     except Exception as exc:
         raise translate(exc) from exc
 
-
-def ask(ref: pykka.ActorRef[Any] | None, message: Any, timeout: float) -> Any:
-    """Ask a pykka actor through the boundary; `ManagerClosed` when there is no actor."""
-    if ref is None:
-        raise ManagerClosed("the actor is stopped")
-    return translated(lambda: ref.ask(message, timeout=timeout))

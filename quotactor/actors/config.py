@@ -13,11 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import pykka
-
 from quotactor.actors.manager import ManagerActor
 from quotactor.actors.messages import SwitchTable
-from quotactor.actors.runtime import call
+from quotactor.actors.runtime import Actor, WorkerPool, call
 from quotactor.config.limit_table import limit_table
 from quotactor.config.model import SchedulerConfig
 from quotactor.core.limits import LimitTable
@@ -33,21 +31,21 @@ class ApplyConfig:
     pause_collector: bool = False
 
 
-class ConfigActor(pykka.ThreadingActor):
+class ConfigActor(Actor[ApplyConfig]):
     """Turns configs into limit tables for one partition and hands them to its manager.
 
-    A pykka actor on a daemon thread, so that a host process can always exit; a failing apply
-    is answered with its error and the actor lives on (an ask's error never stops a pykka actor).
+    An actor of the package's runtime on a pool of its own (daemon threads, so that a host
+    process can always exit). Its handler waits for the manager's switch, which the runtime
+    allows because the manager's handlers never wait (invariant 6). A failing apply is answered
+    with its error and the actor lives on.
     """
 
-    use_daemon_thread = True
-
-    def __init__(self, manager: ManagerActor, partition: str) -> None:
-        super().__init__()
+    def __init__(self, pool: WorkerPool, manager: ManagerActor, partition: str) -> None:
+        super().__init__(pool)
         self.manager = manager
         self.partition = partition
 
-    def on_receive(self, message: Any) -> tuple[SchedulerConfig | None, LimitTable]:
+    def handle(self, message: ApplyConfig) -> tuple[SchedulerConfig | None, LimitTable]:
         if not isinstance(message, ApplyConfig):
             raise TypeError(f"unexpected message {type(message).__name__}")
         loaded, table = limit_table(message.source, self.partition, message.pause_collector)

@@ -78,6 +78,13 @@ class Resource(Mapping[str, int]):
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Resource is immutable")
 
+    def __copy__(self) -> Resource:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Resource:
+        """Immutable, so a deep copy of a structure holding it shares it."""
+        return self
+
     def __getitem__(self, name: str) -> int:
         return self._values[name]
 

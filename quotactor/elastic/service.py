@@ -1,23 +1,21 @@
 """`ElasticQuotaService`: the blocking facade over one `ElasticQuotaActor`.
 
-Callers on any thread use it like an `ElasticQuotaManager`; each call is one `ask` to the
-actor, bounded by a timeout, and a refusal is raised in the caller as the same `QuotaError`.
+Callers on any thread use it like an `ElasticQuotaManager`; each call is one message to the
+actor (`quotactor.actors.served`), bounded by the caller's `timeout`, and a refusal is raised in
+the caller as the same `QuotaError`. Any other failure is an `OperationFailed` (the manager is
+left as before it), a stopped service raises `ManagerClosed`.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
-import pykka
-
-from quotactor.actors.boundary import ask, translated
-from quotactor.core.errors import OperationFailed, QuotactorError
+from quotactor.actors.served import Change, Read, Served
 from quotactor.core.resources import Resource
-from quotactor.elastic.actor import Call, CheckOveruse, ElasticQuotaActor, Failure
+from quotactor.elastic.actor import CheckOveruse, ElasticMessage, ElasticQuotaActor
 from quotactor.elastic.admission import Admission
 from quotactor.elastic.manager import ElasticQuotaManager
 from quotactor.elastic.monitor import Clock, OveruseReport
@@ -28,16 +26,20 @@ from quotactor.elastic.status import QuotaStatus
 __all__ = ["ElasticQuotaService"]
 
 DEFAULT_TIMEOUT = 30.0
+P = ParamSpec("P")
 R = TypeVar("R")
+Manager = ElasticQuotaManager
 
 
 class ElasticQuotaService:
-    """Start with `ElasticQuotaService.start(...)`; stop with `stop()` or a `with` block."""
+    """Start with `ElasticQuotaService.start(...)`; stop with `stop()` or a `with` block.
 
-    def __init__(self, actor: pykka.ActorRef[Any], timeout: float = DEFAULT_TIMEOUT) -> None:
-        self._actor: pykka.ActorRef[Any] | None = actor
+    `timeout` (seconds) bounds every call; it may be changed at any time.
+    """
+
+    def __init__(self, served: Served[ElasticMessage], timeout: float = DEFAULT_TIMEOUT) -> None:
+        self._served = served
         self.timeout = timeout
-        self._lock = threading.Lock()
 
     @classmethod
     def start(
@@ -54,16 +56,13 @@ class ElasticQuotaService:
     ) -> ElasticQuotaService:
         """Start an actor around a new manager (see `ElasticQuotaManager`, `ElasticQuotaActor`)."""
         manager = ElasticQuotaManager(total, scale_min, default_quota_preemption)
-        actor = ElasticQuotaActor.start(manager, overuse_delay, clock, check_interval,
-                                        on_overuse)
-        return cls(actor, timeout)
+        served: Served[ElasticMessage] = Served("elastic", lambda pool: ElasticQuotaActor(
+            pool, manager, overuse_delay, clock, check_interval, on_overuse))
+        return cls(served, timeout)
 
     def stop(self) -> None:
-        """Stop the actor (and its ticker); safe to call twice."""
-        with self._lock:
-            actor, self._actor = self._actor, None
-        if actor is not None:
-            translated(lambda: actor.stop(block=True, timeout=self.timeout))
+        """Stop the actor, its ticker and its threads; safe to call twice."""
+        self._served.stop(self.timeout)
 
     def __enter__(self) -> ElasticQuotaService:
         return self
@@ -74,96 +73,96 @@ class ElasticQuotaService:
 
     @property
     def running(self) -> bool:
-        return self._actor is not None
+        return self._served.running
 
     # -- the manager's operations ------------------------------------------------------
 
     def upsert(self, spec: QuotaSpec) -> None:
-        self._call(lambda m: m.upsert(spec))
+        self._change(Manager.upsert, spec)
 
     def remove(self, name: str) -> None:
-        self._call(lambda m: m.remove(name))
+        self._change(Manager.remove, name)
 
     def set_total(self, total: Resource | Mapping[str, int]) -> None:
-        self._call(lambda m: m.set_total(total))
+        self._change(Manager.set_total, _amount(total))
 
     def add_pod(self, pod_id: str, quota: str | None, request: Resource | Mapping[str, int],
                 priority: int = 0, preemptible: bool = True) -> None:
-        self._call(lambda m: m.add_pod(pod_id, quota, request, priority, preemptible))
+        self._change(Manager.add_pod, pod_id, quota, _amount(request), priority, preemptible)
 
     def assign_pod(self, pod_id: str) -> None:
-        self._call(lambda m: m.assign_pod(pod_id))
+        self._change(Manager.assign_pod, pod_id)
 
     def unassign_pod(self, pod_id: str) -> None:
-        self._call(lambda m: m.unassign_pod(pod_id))
+        self._change(Manager.unassign_pod, pod_id)
 
     def remove_pod(self, pod_id: str) -> None:
-        self._call(lambda m: m.remove_pod(pod_id))
+        self._change(Manager.remove_pod, pod_id)
 
     def reserve(self, pod_id: str) -> Admission:
-        return self._call(lambda m: m.reserve(pod_id))
+        return self._change(Manager.reserve, pod_id)
 
     def admit(self, quota: str | None, request: Resource | Mapping[str, int],
               non_preemptible: bool = False) -> Admission:
-        return self._call(lambda m: m.admit(quota, request, non_preemptible))
+        return self._read(Manager.admit, quota, request, non_preemptible)
 
     def preemption_victims(self, pod_id: str, candidates: Iterable[str]) -> list[str]:
         chosen = tuple(candidates)
-        return self._call(lambda m: m.preemption_victims(pod_id, chosen))
+        return self._read(Manager.preemption_victims, pod_id, chosen)
 
     def revoke_list(self, name: str) -> list[str]:
-        return self._call(lambda m: m.revoke_list(name))
+        return self._read(Manager.revoke_list, name)
 
     def over_runtime(self) -> list[str]:
-        return self._call(lambda m: m.over_runtime())
+        return self._read(Manager.over_runtime)
 
     def runtime(self, name: str) -> Resource:
-        return self._call(lambda m: m.runtime(name))
+        return self._read(Manager.runtime, name)
 
     def request(self, name: str) -> Resource:
-        return self._call(lambda m: m.request(name))
+        return self._read(Manager.request, name)
 
     def used(self, name: str) -> Resource:
-        return self._call(lambda m: m.used(name))
+        return self._read(Manager.used, name)
 
     def available(self) -> Resource:
-        return self._call(lambda m: m.available())
+        return self._read(Manager.available)
 
     def status(self, name: str) -> QuotaStatus:
-        return self._call(lambda m: m.status(name))
+        return self._read(Manager.status, name)
 
     def statuses(self) -> list[QuotaStatus]:
-        return self._call(lambda m: m.statuses())
+        return self._read(Manager.statuses)
 
     def specs(self) -> list[QuotaSpec]:
-        return self._call(lambda m: m.specs())
+        return self._read(Manager.specs)
 
     def pods(self, quota: str | None = None) -> list[Pod]:
-        return self._call(lambda m: m.pods(quota))
+        return self._read(Manager.pods, quota)
 
     def pod(self, pod_id: str) -> Pod:
-        return self._call(lambda m: m.pod(pod_id))
+        return self._read(Manager.pod, pod_id)
 
     def view(self) -> dict[str, Any]:
         """The quota tree as a JSON-able dict (the REST view)."""
-        return self._call(lambda m: m.view())
+        return self._read(Manager.view)
 
     def check_overuse(self) -> list[OveruseReport]:
         """Run one over-use check now (tests drive the monitor's clock and call this)."""
-        result: list[OveruseReport] = self._ask(CheckOveruse())
-        return result
+        reports: list[OveruseReport] = self._served.ask(CheckOveruse(), self.timeout)
+        return reports
 
-    def _call(self, operation: Callable[[ElasticQuotaManager], R]) -> R:
-        result: R = self._ask(Call(operation))
-        return result
+    def _read(self, method: Callable[Concatenate[Manager, P], R], *args: P.args,
+              **kwargs: P.kwargs) -> R:
+        """`ElasticQuotaManager.<method>(*args)` in the actor; typed by the method."""
+        return cast(R, self._served.ask(Read(method, args, kwargs), self.timeout))
 
-    def _ask(self, message: Any) -> Any:
-        """One ask through the library's exception boundary; a refusal raises its
-        `QuotaError` here."""
-        result = ask(self._actor, message, self.timeout)
-        if isinstance(result, Failure):
-            error = result.error
-            if isinstance(error, QuotactorError):
-                raise error
-            raise OperationFailed(f"{type(error).__name__}: {error}") from error
-        return result
+    def _change(self, method: Callable[Concatenate[Manager, P], R], *args: P.args,
+                **kwargs: P.kwargs) -> R:
+        """`_read` for a method that changes the manager."""
+        return cast(R, self._served.ask(Change(method, args, kwargs), self.timeout))
+
+
+def _amount(value: Resource | Mapping[str, int]) -> Resource | Mapping[str, int]:
+    """A caller's mapping copied, so that editing it later cannot change a replay."""
+    return value if isinstance(value, Resource) else dict(value)

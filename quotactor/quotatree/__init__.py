@@ -7,7 +7,7 @@ preempting borrowers at the root; departures slide consumers back down. A forest
 consumer on several trees together, or on none.
 
 `QuotaManager` is MCAD's quota manager in snake_case (single-threaded); `SharedQuotaManager`
-serves one from a pykka actor so that concurrent callers need no locks.
+serves one from an actor (the package's runtime) so that concurrent callers need no locks.
 """
 
 from quotactor.quotatree._actor import (

@@ -1,4 +1,4 @@
-"""A `QuotaManager` served by a pykka actor, and the blocking facade callers use.
+"""A `QuotaManager` served by an actor of the package's runtime, and the blocking facade.
 
 MCAD's manager takes one mutex per call, so a try/undo pair from one caller can interleave
 with another caller's calls; its README asks callers to hold their own lock around the pair.
@@ -6,22 +6,27 @@ Here one actor owns the manager and handles one message at a time, so every call
 allocation across several trees included) is atomic. For try/undo, `trial` runs the try, the
 caller's decision and, if the decision is no, the undo inside one message: no caller locks.
 
-Every message is an `ask` with a timeout (a `tell` whose handler raises would kill the actor),
-the actor runs on a daemon thread, and each facade stops exactly the actor it started.
+The actor is one of `quotactor.actors.runtime`, like the trackers (see `quotactor.actors.served`
+for how it is asked: caller's timeout, main-thread relay, one exception boundary). It holds the
+manager under a `Checkpoint`, so a step that raises inside a handler leaves every tree, forest
+and consumer as before the message; the caller gets the `QuotaTreeError`, or an
+`OperationFailed` for anything else. Each facade stops exactly the actor it started.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
-import pykka
-
-from quotactor.actors.boundary import ask, translated
+from quotactor.actors.checkpoint import Checkpoint
+from quotactor.actors.runtime import Actor, WorkerPool
+from quotactor.actors.served import Change, Read, Served
 from quotactor.quotatree._cache import TreeCache, TreeCacheCreateResponse
 from quotactor.quotatree._consumer_info import ConsumerInfo
+from quotactor.quotatree._errors import QuotaTreeError
 from quotactor.quotatree._jsondoc import JsonSource
 from quotactor.quotatree._manager import QuotaManager, UpdateAllResult
 from quotactor.quotatree._mode import Mode
@@ -36,6 +41,7 @@ Accept = Callable[[AllocationResponse], bool]
 P = ParamSpec("P")
 R = TypeVar("R")
 
+
 @dataclass(frozen=True, slots=True)
 class TrialOutcome:
     """The response of a try, and whether it was kept (accepted) or undone."""
@@ -45,84 +51,91 @@ class TrialOutcome:
 
 
 @dataclass(frozen=True, slots=True)
-class _Call:
-    """Run `function(manager, *args, **kwargs)`: a `QuotaManager` method, passed as the function
-    itself (typed where the facade builds the message), never looked up by name."""
-
-    function: Callable[..., Any]
-    args: tuple[Any, ...]
-    kwargs: Mapping[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class _CacheEdit:
+class CacheEdit:
     """Run a `TreeCache` method on the cache of `tree_name`, inside the actor (the cache itself
-    never leaves it)."""
+    never leaves it); a change of the manager."""
 
     tree_name: str
-    function: Callable[..., Any]
+    method: Callable[..., Any]
     args: tuple[Any, ...]
     kwargs: Mapping[str, Any]
 
+    def __call__(self, manager: QuotaManager) -> Any:
+        return self.method(manager.tree_cache(self.tree_name), *self.args, **self.kwargs)
+
 
 @dataclass(frozen=True, slots=True)
-class _Trial:
+class Trial:
+    """Try, ask `accept`, keep or undo: one message (see `SharedQuotaManager.trial`)."""
+
     forest: bool
     name: str
     consumer_id: str
     accept: Accept
 
-
-class QuotaManagerActor(pykka.ThreadingActor):
-    """Owns one `QuotaManager`; every message is one manager operation."""
-
-    use_daemon_thread = True
-
-    def __init__(self, manager: QuotaManager | None = None) -> None:
-        super().__init__()
-        self._manager = manager if manager is not None else QuotaManager()
-
-    def on_receive(self, message: Any) -> Any:
-        if isinstance(message, _Call):
-            return message.function(self._manager, *message.args, **message.kwargs)
-        if isinstance(message, _CacheEdit):
-            cache = self._manager.tree_cache(message.tree_name)
-            return message.function(cache, *message.args, **message.kwargs)
-        if isinstance(message, _Trial):
-            return self._trial(message)
-        raise TypeError(f"{type(self).__name__} cannot handle {message!r}")
-
-    def _trial(self, trial: _Trial) -> TrialOutcome:
-        manager = self._manager
-        if trial.forest:
-            response = manager.try_allocate_forest(trial.name, trial.consumer_id)
+    def __call__(self, manager: QuotaManager) -> TrialOutcome:
+        if self.forest:
+            response = manager.try_allocate_forest(self.name, self.consumer_id)
         else:
-            response = manager.try_allocate(trial.name, trial.consumer_id)
+            response = manager.try_allocate(self.name, self.consumer_id)
         kept = False
         if response.allocated:
             try:
-                kept = bool(trial.accept(response))
+                kept = bool(self.accept(response))
             finally:
                 if not kept:
-                    self._undo(trial)
+                    self._undo(manager)
         return TrialOutcome(response, kept)
 
-    def _undo(self, trial: _Trial) -> None:
-        if trial.forest:
-            self._manager.undo_allocate_forest(trial.name, trial.consumer_id)
+    def decided(self, outcome: TrialOutcome) -> Trial:
+        """This trial with the decision it got, to replay without asking the caller again."""
+        return Trial(self.forest, self.name, self.consumer_id, lambda _: outcome.kept)
+
+    def _undo(self, manager: QuotaManager) -> None:
+        if self.forest:
+            manager.undo_allocate_forest(self.name, self.consumer_id)
         else:
-            self._manager.undo_allocate(trial.name, trial.consumer_id)
+            manager.undo_allocate(self.name, self.consumer_id)
+
+
+QuotaTreeMessage = Read[QuotaManager] | Change[QuotaManager] | CacheEdit | Trial
+
+
+class QuotaManagerActor(Actor[QuotaTreeMessage]):
+    """Owns one `QuotaManager`; every message is one manager operation."""
+
+    def __init__(self, pool: WorkerPool, manager: QuotaManager | None = None) -> None:
+        # the first copy may fail (a state that cannot be copied): before the actor counts
+        self._state = Checkpoint(manager if manager is not None else QuotaManager(),
+                                 (QuotaTreeError,))
+        super().__init__(pool)
+
+    @property
+    def rebuilds(self) -> int:
+        """How often a failure inside a handler made the actor rebuild its manager."""
+        return self._state.rebuilds
+
+    def handle(self, message: QuotaTreeMessage) -> Any:
+        if isinstance(message, Read):
+            return self._state.read(message)
+        if isinstance(message, Change | CacheEdit):
+            return self._state.change(message)
+        if isinstance(message, Trial):
+            return self._state.change(message, message.decided)
+        raise TypeError(f"{type(self).__name__} cannot handle {message!r}")
 
 
 class SharedQuotaManager:
     """A `QuotaManager` that any number of threads may call at once.
 
-    Each method blocks until the actor has done it (at most `timeout` seconds) and returns
-    the manager's result; its exceptions (`QuotaTreeError`) are raised in the caller.
+    Each method blocks until the actor has done it (at most `timeout` seconds, which may be
+    changed at any time) and returns the manager's result; its exceptions (`QuotaTreeError`)
+    are raised in the caller.
     """
 
-    def __init__(self, ref: pykka.ActorRef[Any], timeout: float = DEFAULT_TIMEOUT) -> None:
-        self._ref: pykka.ActorRef[Any] | None = ref
+    def __init__(self, served: Served[QuotaTreeMessage],
+                 timeout: float = DEFAULT_TIMEOUT) -> None:
+        self._served = served
         self.timeout = timeout
 
     @classmethod
@@ -130,17 +143,17 @@ class SharedQuotaManager:
               timeout: float = DEFAULT_TIMEOUT) -> SharedQuotaManager:
         """Start an actor serving `manager` (a new one by default). The actor owns it from
         now on: keep using it only through the returned facade."""
-        return cls(QuotaManagerActor.start(manager), timeout)
+        served: Served[QuotaTreeMessage] = Served(
+            "quotatree", lambda pool: QuotaManagerActor(pool, manager))
+        return cls(served, timeout)
 
     def stop(self) -> None:
-        """Stop the actor this facade started; safe to call twice."""
-        ref, self._ref = self._ref, None
-        if ref is not None:
-            translated(lambda: ref.stop(block=True, timeout=self.timeout))
+        """Stop the actor this facade started, and its threads; safe to call twice."""
+        self._served.stop(self.timeout)
 
     @property
     def running(self) -> bool:
-        return self._ref is not None
+        return self._served.running
 
     def __enter__(self) -> SharedQuotaManager:
         return self
@@ -149,14 +162,18 @@ class SharedQuotaManager:
                  tb: TracebackType | None) -> None:
         self.stop()
 
-    def _ask(self, message: Any) -> Any:
-        """One ask through the library's exception boundary (`QuotaTreeError` passes as is)."""
-        return ask(self._ref, message, self.timeout)
+    def _ask(self, message: QuotaTreeMessage) -> Any:
+        return self._served.ask(message, self.timeout)
+
+    def _read(self, method: Callable[Concatenate[QuotaManager, P], R], *args: P.args,
+              **kwargs: P.kwargs) -> R:
+        """`QuotaManager.<method>(*args)` in the actor; typed by the manager's method."""
+        return cast(R, self._ask(Read(method, args, kwargs)))
 
     def _call(self, method: Callable[Concatenate[QuotaManager, P], R], *args: P.args,
               **kwargs: P.kwargs) -> R:
-        """Run `QuotaManager.<method>(*args)` in the actor; typed by the manager's method."""
-        return cast(R, self._ask(_Call(method, args, kwargs)))
+        """`_read` for a method that changes the manager."""
+        return cast(R, self._ask(Change(method, args, kwargs)))
 
     # -- atomic try/undo --------------------------------------------------------------------
 
@@ -164,36 +181,36 @@ class SharedQuotaManager:
         """Try to allocate; keep it if `accept(response)` says so, undo it otherwise, all in
         one step no other caller can interleave with. `accept` runs on the actor's thread:
         it must be quick and must not call this manager."""
-        outcome: TrialOutcome = self._ask(_Trial(False, tree_name, consumer_id, accept))
+        outcome: TrialOutcome = self._ask(Trial(False, tree_name, consumer_id, accept))
         return outcome
 
     def trial_forest(self, forest_name: str, consumer_id: str, accept: Accept) -> TrialOutcome:
         """`trial` on a forest."""
-        outcome: TrialOutcome = self._ask(_Trial(True, forest_name, consumer_id, accept))
+        outcome: TrialOutcome = self._ask(Trial(True, forest_name, consumer_id, accept))
         return outcome
 
     # -- the manager's surface --------------------------------------------------------------
 
     def mode(self) -> Mode:
-        return self._call(QuotaManager.mode)
+        return self._read(QuotaManager.mode)
 
     def set_mode(self, mode: Mode) -> bool:
         return self._call(QuotaManager.set_mode, mode)
 
     def mode_string(self) -> str:
-        return self._call(QuotaManager.mode_string)
+        return self._read(QuotaManager.mode_string)
 
     def add_tree_by_name(self, tree_name: str) -> str:
         return self._call(QuotaManager.add_tree_by_name, tree_name)
 
     def add_tree_from_json(self, source: JsonSource) -> str:
-        return self._call(QuotaManager.add_tree_from_json, source)
+        return self._call(QuotaManager.add_tree_from_json, copy.deepcopy(source))
 
     def delete_tree(self, tree_name: str) -> None:
         self._call(QuotaManager.delete_tree, tree_name)
 
     def tree_names(self) -> list[str]:
-        return self._call(QuotaManager.tree_names)
+        return self._read(QuotaManager.tree_names)
 
     def tree_cache(self, tree_name: str) -> RemoteTreeCache:
         """A handle whose edits are applied by the actor (the cache itself stays there)."""
@@ -211,10 +228,10 @@ class SharedQuotaManager:
         return self._call(QuotaManager.remove_consumer, consumer_id)
 
     def consumer_ids(self) -> list[str]:
-        return self._call(QuotaManager.consumer_ids)
+        return self._read(QuotaManager.consumer_ids)
 
     def consumer_info(self, consumer_id: str) -> ConsumerInfo:
-        return self._call(QuotaManager.consumer_info, consumer_id)
+        return self._read(QuotaManager.consumer_info, consumer_id)
 
     def allocate(self, tree_name: str, consumer_id: str) -> AllocationResponse:
         return self._call(QuotaManager.allocate, tree_name, consumer_id)
@@ -230,10 +247,10 @@ class SharedQuotaManager:
         return self._call(QuotaManager.deallocate, tree_name, consumer_id)
 
     def is_allocated(self, tree_name: str, consumer_id: str) -> bool:
-        return self._call(QuotaManager.is_allocated, tree_name, consumer_id)
+        return self._read(QuotaManager.is_allocated, tree_name, consumer_id)
 
     def allocated_node(self, tree_name: str, consumer_id: str) -> str | None:
-        return self._call(QuotaManager.allocated_node, tree_name, consumer_id)
+        return self._read(QuotaManager.allocated_node, tree_name, consumer_id)
 
     def add_forest(self, forest_name: str) -> None:
         self._call(QuotaManager.add_forest, forest_name)
@@ -248,10 +265,10 @@ class SharedQuotaManager:
         self._call(QuotaManager.delete_tree_from_forest, forest_name, tree_name)
 
     def forest_names(self) -> list[str]:
-        return self._call(QuotaManager.forest_names)
+        return self._read(QuotaManager.forest_names)
 
     def forest_tree_names(self) -> dict[str, list[str]]:
-        return self._call(QuotaManager.forest_tree_names)
+        return self._read(QuotaManager.forest_tree_names)
 
     def allocate_forest(self, forest_name: str, consumer_id: str) -> AllocationResponse:
         return self._call(QuotaManager.allocate_forest, forest_name, consumer_id)
@@ -267,7 +284,7 @@ class SharedQuotaManager:
         return self._call(QuotaManager.deallocate_forest, forest_name, consumer_id)
 
     def is_allocated_forest(self, forest_name: str, consumer_id: str) -> bool:
-        return self._call(QuotaManager.is_allocated_forest, forest_name, consumer_id)
+        return self._read(QuotaManager.is_allocated_forest, forest_name, consumer_id)
 
     def update_forest(
         self, forest_name: str
@@ -278,10 +295,10 @@ class SharedQuotaManager:
         return self._call(QuotaManager.update_all)
 
     def tree_state(self, tree_name: str) -> dict[str, dict[str, Any]]:
-        return self._call(QuotaManager.tree_state, tree_name)
+        return self._read(QuotaManager.tree_state, tree_name)
 
     def dump(self, tree_name: str) -> str:
-        return self._call(QuotaManager.dump, tree_name)
+        return self._read(QuotaManager.dump, tree_name)
 
 
 class RemoteTreeCache:
@@ -294,8 +311,8 @@ class RemoteTreeCache:
     def _edit(self, method: Callable[Concatenate[TreeCache, P], R], *args: P.args,
               **kwargs: P.kwargs) -> R:
         """Run `TreeCache.<method>(*args)` on this tree's cache in the actor."""
-        edit = _CacheEdit(self.tree_name, method, args, kwargs)
-        return cast(R, self._manager._ask(edit))
+        return cast(R, self._manager._ask(CacheEdit(
+            self.tree_name, method, copy.deepcopy(args), copy.deepcopy(kwargs))))
 
     def resource_names(self) -> tuple[str, ...]:
         return self._edit(TreeCache.resource_names)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from quotactor.quotatree._consumer_info import ConsumerTreeSpec
@@ -61,6 +62,15 @@ class Consumer:
     def resize(self, resource_names: tuple[str, ...]) -> None:
         """Re-derive the request vector for a tree with other resource names."""
         self.request = tuple(self.request_map.get(name, 0) for name in resource_names)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Consumer:
+        """A copy for a checkpoint; the request by name is a read-only view, shared."""
+        clone = Consumer.__new__(Consumer)
+        memo[id(self)] = clone
+        for name in Consumer.__slots__:
+            value = getattr(self, name)
+            setattr(clone, name, value if name == "request_map" else copy.deepcopy(value, memo))
+        return clone
 
     def __repr__(self) -> str:
         where = self.anode.id if self.anode is not None else None

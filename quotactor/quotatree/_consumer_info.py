@@ -31,6 +31,10 @@ class ConsumerTreeSpec:
     ctype: int = 0
     unpreemptable: bool = False
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> ConsumerTreeSpec:
+        """Frozen (its mappings are read-only views), so copies of what holds it share it."""
+        return self
+
 
 @dataclass(frozen=True, slots=True)
 class ConsumerInfo:

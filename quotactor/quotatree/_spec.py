@@ -39,6 +39,10 @@ class NodeSpec:
     hard: bool
     quota: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> NodeSpec:
+        """Frozen (its mappings are read-only views), so copies of what holds it share it."""
+        return self
+
     @classmethod
     def parse(cls, name: str, raw: Any) -> NodeSpec:
         """MCAD's node spec object; `QuotaTreeError` when it is empty, lacks a quota or holds
@@ -79,6 +83,10 @@ class TreeSpec:
     name: str
     resource_names: tuple[str, ...]
     nodes: Mapping[str, NodeSpec]
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> TreeSpec:
+        """Frozen (its mappings are read-only views), so copies of what holds it share it."""
+        return self
 
 
 def parse_tree(source: JsonSource) -> TreeSpec:

@@ -21,7 +21,6 @@ tree (Q1), and victims of an outer priority round are always reported (Q2).
 
 from __future__ import annotations
 
-import itertools
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping
 
@@ -43,7 +42,7 @@ class QuotaTree:
         self.resource_names = resource_names
         self.root = root
         self.journal = Journal()
-        self._stamps = itertools.count(1)
+        self._stamp = 0  # an int, not itertools.count: the tree is deep-copied (checkpoints)
         self.nodes: dict[str, QuotaNode] = {}
         if root is not None:
             for node in _preorder(root):
@@ -244,7 +243,8 @@ class QuotaTree:
 
     def _append(self, node: QuotaNode, consumer: Consumer) -> None:
         self.journal.record(_unappend, node, consumer, consumer.seq)
-        consumer.seq = next(self._stamps)
+        self._stamp += 1
+        consumer.seq = self._stamp
         node.consumers[consumer.id] = consumer
 
     def _remove(self, node: QuotaNode, consumer: Consumer) -> None:

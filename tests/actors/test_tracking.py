@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import pykka
 import pytest
 
 from quotactor import InvalidRequest, Resource, UserGroup
+from quotactor.actors.runtime import live_actors as runtime_live_actors
 from quotactor.core.limits import LimitEntry
 from quotactor.ugm import UserGroupManager
 
@@ -165,10 +165,7 @@ def test_calls_after_stop_fail_clearly_and_stop_is_idempotent() -> None:
 
 def test_the_context_manager_stops_every_actor() -> None:
     def live_actors() -> int:
-        return sum(
-            1 for ref in pykka.ActorRegistry.get_all()
-            if ref.actor_class.__module__.startswith("quotactor.")
-        )
+        return sum(runtime_live_actors().values())
 
     with UserGroupManager.start() as ugm:
         for i in range(5):

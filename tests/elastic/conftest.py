@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 
-import pykka
 import pytest
 
+from quotactor.actors.runtime import live_actors
 from quotactor.elastic import ElasticQuotaService
 
 
@@ -41,6 +42,5 @@ def start_service() -> Iterator[Callable[..., ElasticQuotaService]]:
     yield start
     for service in started:
         service.stop()
-    leftovers = [ref for ref in pykka.ActorRegistry.get_all()
-                 if ref.actor_class.__module__.startswith("quotactor.elastic")]
-    assert leftovers == []
+    assert live_actors() == {}
+    assert [t.name for t in threading.enumerate() if t.name.startswith("quotactor-")] == []

@@ -9,6 +9,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
+from quotactor.actors.runtime import WorkerPool, call, deliver, stop
+from quotactor.actors.served import Change, Read
 from quotactor.core.resources import Resource
 from quotactor.elastic import (
     ElasticQuotaActor,
@@ -18,7 +20,7 @@ from quotactor.elastic import (
     QuotaSpec,
     compute_figures,
 )
-from quotactor.elastic.actor import Call
+from quotactor.elastic.manager import ElasticQuotaManager
 
 Start = Callable[..., ElasticQuotaService]
 
@@ -93,16 +95,18 @@ def test_a_refusal_reaches_the_caller_and_the_actor_keeps_serving(start_service:
 
 
 def test_messages_told_to_the_actor_never_kill_it() -> None:
-    actor = ElasticQuotaActor.start()
+    pool = WorkerPool("elastic-test", 1)
+    actor = ElasticQuotaActor(pool)
     try:
-        actor.tell("junk")
-        actor.tell(Call(lambda manager: manager.remove("ghost")))
-        actor.tell(Call(lambda manager: 1 / 0))
-        assert "koordinator-root-quota" in actor.ask(
-            Call(lambda manager: manager.quota_names()), timeout=10)
+        deliver(actor, "junk")  # type: ignore[arg-type]
+        deliver(actor, Change(ElasticQuotaManager.remove, ("ghost",)))
+        deliver(actor, Read(lambda manager: 1 / 0))
+        assert "koordinator-root-quota" in call(
+            actor, Read(ElasticQuotaManager.quota_names), 10)
         assert actor.is_alive()
     finally:
-        actor.stop(timeout=10)
+        stop(actor).get(10)
+        pool.shutdown()
 
 
 def test_the_monitor_reports_a_quota_over_runtime_only_after_the_delay(

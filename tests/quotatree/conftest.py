@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import pykka
 import pytest
 
+from quotactor.actors.runtime import live_actors
 from quotactor.quotatree import (
     ConsumerInfo,
     Mode,
@@ -111,9 +112,11 @@ def example() -> QuotaManager:
     return qm
 
 
-def live_quota_actors() -> list[pykka.ActorRef[Any]]:
-    return [ref for ref in pykka.ActorRegistry.get_all()
-            if ref.actor_class is QuotaManagerActor]
+def live_quota_actors() -> list[str]:
+    """Quota-tree actors not stopped, and their threads."""
+    actors = [name for name in live_actors() if name == QuotaManagerActor.__name__]
+    return actors + [t.name for t in threading.enumerate()
+                     if t.name.startswith("quotactor-quotatree")]
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""SharedQuotaManager: one QuotaManager behind a pykka actor, called from many threads."""
+"""SharedQuotaManager: one QuotaManager behind an actor, called from many threads."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import pykka
 import pytest
 
+from quotactor.actors.runtime import call, live_actors
 from quotactor.quotatree import (
     AllocationResponse,
     Mode,
@@ -224,12 +224,12 @@ def test_a_shared_manager_serves_a_given_manager_and_stops_only_its_actor(build:
         assert other.tree_names() == []
     finally:
         other.stop()
-    assert not [ref for ref in pykka.ActorRegistry.get_all()
-                if ref.actor_class is QuotaManagerActor]
+    assert live_actors() == {}
 
 
 def test_the_actor_refuses_messages_it_does_not_know(shared: SharedQuotaManager) -> None:
-    ref = pykka.ActorRegistry.get_by_class(QuotaManagerActor)[0]
+    actor = shared._served.actor
+    assert isinstance(actor, QuotaManagerActor)
     with pytest.raises(TypeError, match="cannot handle"):
-        ref.ask("tree_cache", timeout=5)
+        call(actor, "tree_cache", 5)  # type: ignore[arg-type]
     assert shared.tree_names() == []

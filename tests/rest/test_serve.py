@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pykka
 import pytest
 
 from quotactor import UserGroup
+from quotactor.actors.runtime import live_actors
 from quotactor.rest.service import Service
 from quotactor.scheduler import Ask
 
@@ -73,9 +73,8 @@ def wait_until(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
         time.sleep(0.02)  # sleep-ok: pause between polls of a bounded wait
 
 
-def _quotactor_actors() -> list[Any]:
-    return [ref for ref in pykka.ActorRegistry.get_all()
-            if ref.actor_class.__module__.startswith("quotactor.")]
+def _quotactor_actors() -> list[str]:
+    return [f"{name} x{count}" for name, count in live_actors().items()]
 
 
 @pytest.fixture

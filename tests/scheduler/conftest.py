@@ -11,16 +11,15 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import pykka
 import pytest
 
+from quotactor.actors.runtime import live_actors
 from quotactor.core.resources import Resource
 from quotactor.scheduler import Scheduler, VirtualClock
 
 
 def _leftovers() -> list[str]:
-    actors = [ref.actor_class.__name__ for ref in pykka.ActorRegistry.get_all()
-              if ref.actor_class.__module__.startswith("quotactor.")]
+    actors = [f"{name} x{count}" for name, count in live_actors().items()]
     threads = [t.name for t in threading.enumerate() if t.name.startswith("quotactor-")]
     return actors + threads
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 
-import pykka
 import pytest
+
+from quotactor.actors.runtime import live_actors
 
 
 @pytest.fixture(autouse=True)
 def no_leftover_actors() -> Iterator[None]:
     yield
-    actors = [ref.actor_class.__name__ for ref in pykka.ActorRegistry.get_all()
-              if ref.actor_class.__module__.startswith("quotactor.")]
+    actors = [f"{name} x{count}" for name, count in live_actors().items()]
     threads = [t.name for t in threading.enumerate() if t.name.startswith("quotactor-")]
     assert actors + threads == []

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import pykka
 import pytest
+
+from quotactor.actors.runtime import live_actors
 
 TINY = """\
 config:
@@ -72,5 +73,4 @@ def local_ray() -> Iterator[None]:
 def no_leftover_actors() -> Iterator[None]:
     """Replays in this process (one worker) must stop every scheduler they start."""
     yield
-    assert [ref.actor_class.__name__ for ref in pykka.ActorRegistry.get_all()
-            if ref.actor_class.__module__.startswith("quotactor.")] == []
+    assert live_actors() == {}
