@@ -36,6 +36,7 @@ from quotactor.scheduler.options import SchedulerOptions
 from quotactor.scheduler.placement import Placement, PlacementError, Request
 from quotactor.scheduler.queue import Queue
 from quotactor.scheduler.reasons import Wait
+from quotactor.scheduler.releases import Releases
 from quotactor.scheduler.spec import PartitionSpec
 from quotactor.scheduler.states import TERMINAL_STATES, ApplicationState, Trigger
 from quotactor.scheduler.timers import Deadlines
@@ -73,6 +74,8 @@ class Partition:
         self.accounting = Accounting(ugm, self.nodes)
         self.log = partition_logger(spec.name)
         self.deadlines = Deadlines()
+        self.releases = Releases(options.shim_confirms_releases)
+        """Releases asked of the shim and not confirmed yet (see `releases`)."""
         self._seq = 0
 
     def now(self) -> float:
