@@ -83,7 +83,7 @@ def test_a_shim_feeds_the_scheduler_and_reads_its_decisions(shim, scheduler) -> 
     accepted = shim.add_application("app-1", "sue", groups=["dev"], queue="root.a")
     assert accepted["accepted"] == [{"applicationID": "app-1"}]
     assert shim.ask("app-1", "k1", {"vcore": 1000}) == {"rejectedAllocations": [],
-                                                         "released": []}
+                                                         "released": [], "new": []}
     scheduler.schedule()
     page = shim.decisions(after=0, wait=5.0)
     (allocation,) = page.allocations()
@@ -143,9 +143,15 @@ def test_protobuf_json_forms_are_accepted(shim, scheduler) -> None:
     ("/shim/allocations", {"allocations": [{"allocationKey": "k", "applicationID": "a"}]},
      "allocations.0.resourcePerAlloc"),
     ("/shim/allocations", {"allocations": [{"allocationKey": "k", "applicationID": "a",
-                                            "nodeID": "n1", "resourcePerAlloc": {
+                                            "placeholder": True, "taskGroupName": "tg",
+                                            "resourcePerAlloc": {
                                                 "resources": {"vcore": {"value": 1}}}}]},
-     "allocations.0.nodeID"),
+     "allocations.0.placeholder"),
+    ("/shim/allocations", {"allocations": [{"allocationKey": "k", "applicationID": "a",
+                                            "placeholder": True, "nodeID": "n1",
+                                            "resourcePerAlloc": {
+                                                "resources": {"vcore": {"value": 1}}}}]},
+     "allocations.0.taskGroupName"),
     ("/shim/allocations", {"releases": {"allocationsToRelease": [{"applicationID": "a"}]}},
      "allocationKey"),
 ])

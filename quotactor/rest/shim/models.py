@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
 
 __all__ = [
     "AddApplicationRequest",
@@ -31,6 +31,7 @@ __all__ = [
     "Quantity",
     "RemoveApplicationRequest",
     "SiResource",
+    "TaskGroupSpec",
     "UserGroupInformation",
 ]
 
@@ -98,6 +99,17 @@ class AddApplicationRequest(_Message):
     executionTimeoutMilliSeconds: int = 0
     placeholderAsk: SiResource | None = None
     gangSchedulingStyle: str = ""
+
+
+class TaskGroupSpec(_Message):
+    """One task group of the `yunikorn.apache.org/task-groups` application tag."""
+
+    name: Name
+    minMember: int = Field(ge=1, le=MAX_ITEMS)
+    minResource: dict[Name, Annotated[int, Field(ge=0, lt=2**63)]] = Field(max_length=64)
+
+
+TASK_GROUPS = TypeAdapter(list[TaskGroupSpec])
 
 
 class RemoveApplicationRequest(_Message):
@@ -206,10 +218,13 @@ class ReleasedAllocation(_Answer):
 
 
 class AllocationAnswer(_Answer):
-    """The asks the scheduler refused at once, and what the releases released."""
+    """The asks (and recovered allocations) the scheduler refused at once, what the releases
+    released, and the real allocations that took the place of placeholders whose release the
+    scheduler had asked for (`PLACEHOLDER_REPLACED`), also sent as a decision."""
 
     rejectedAllocations: list[RejectedAllocation]
     released: list[ReleasedAllocation]
+    new: list[dict[str, Any]]
 
 
 class Decision(_Answer):

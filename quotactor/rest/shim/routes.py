@@ -6,6 +6,14 @@ scheduler decides later (allocations made by its cycles, and the rejections and 
 writes caused) is read from `GET /shim/decisions?after=N`, a long-poll that resumes after the
 last decision the shim saw.
 
+Gangs declare their task groups in an application tag (see `shim.gang`); allocations sent
+with `nodeID` set are existing ones the shim recovers after a restart (booked without limit
+checks, as YuniKorn's recovery does). Releases the scheduler decides on (a placeholder replaced
+by its real ask, placeholders timed out, later preemption victims) reach the shim as
+`allocationResponse.released` decisions; they change usage only when the shim releases the
+allocation in turn, and a confirmed `PLACEHOLDER_REPLACED` books the real allocation, listed
+in the answer's `new` and as a decision.
+
 Two kinds of failure, as in YuniKorn: a request that is malformed (a field missing, of the
 wrong type, a negative size, an unknown partition) is a 400 naming the field, and nothing
 changes; a well-formed item the scheduler refuses (an ask for an unknown application) is
@@ -27,12 +35,13 @@ from quotactor.core.errors import InvalidRequest
 from quotactor.core.identity import UserGroup
 from quotactor.rest.auth import require_shim
 from quotactor.rest.http.errors import ApiError
-from quotactor.rest.scheduler.bridge import SchedulerBridge, si_allocation
+from quotactor.rest.scheduler.bridge import SchedulerBridge, allocated_records, si_allocation
 from quotactor.rest.scheduler.feed import event_record
 from quotactor.rest.schemas import ErrorInfo
 from quotactor.rest.shim import models as si
 from quotactor.rest.shim.content import JsonBodyRoute
-from quotactor.scheduler import ApplicationState, Ask, Scheduler
+from quotactor.rest.shim.gang import gang_of
+from quotactor.scheduler import Allocation, ApplicationState, Ask, Gang, Scheduler
 from quotactor.scheduler.spec import DEFAULT_PARTITION
 from quotactor.scheduler.states import TERMINAL_STATES
 
@@ -109,20 +118,18 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
         news = []
         for i, app in enumerate(request.new):
             partition = _partition(scheduler, app.partitionName, f"new.{i}.partitionName")
-            if app.placeholderAsk is not None or app.gangSchedulingStyle:
-                raise ApiError(400, "Invalid request", f"new.{i}.placeholderAsk: gang "
-                               "scheduling is not offered through the shim API yet")
             try:
                 user = UserGroup(app.ugi.user, list(app.ugi.groups))
             except InvalidRequest as exc:
                 raise ApiError(400, "Invalid request", f"new.{i}.ugi: {exc}") from None
-            news.append((app, partition, user))
+            news.append((app, partition, user, gang_of(app, f"new.{i}")))
         removes = [(gone, _partition(scheduler, gone.partitionName, f"remove.{i}.partitionName"))
                    for i, gone in enumerate(request.remove)]
         accepted: list[dict[str, str]] = []
         rejected: list[dict[str, str]] = []
-        for app, partition, user in news:
-            reason = _add_application(scheduler, bridge, request.rmID, app, partition, user)
+        for app, partition, user, gang in news:
+            reason = _add_application(scheduler, bridge, request.rmID, app, partition, user,
+                                      gang)
             if reason is None:
                 accepted.append({"applicationID": app.applicationID})
             else:
@@ -152,15 +159,17 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
                  summary="Add asks and release allocations (AllocationRequest)")
     def allocations(request: si.AllocationRequest) -> JSONResponse:
         asks = []
+        existing = []
         for i, allocation in enumerate(request.allocations):
             field = f"allocations.{i}"
             partition = _partition(scheduler, allocation.partitionName, f"{field}.partitionName")
-            if allocation.nodeID:
-                raise ApiError(400, "Invalid request", f"{field}.nodeID: recovering existing "
-                               "allocations is not offered through the shim API yet")
-            if allocation.placeholder:
+            if allocation.placeholder and not allocation.nodeID:
                 raise ApiError(400, "Invalid request", f"{field}.placeholder: placeholders "
-                               "are created by the scheduler, not by the shim")
+                               "are created by the scheduler from the application's task "
+                               "groups, not asked for by the shim")
+            if allocation.placeholder and not allocation.taskGroupName:
+                raise ApiError(400, "Invalid request", f"{field}.taskGroupName: a recovered "
+                               "placeholder names its task group")
             resource = _resource(allocation.resourcePerAlloc, f"{field}.resourcePerAlloc",
                                  positive=True)
             try:
@@ -168,23 +177,37 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
                           task_group=allocation.taskGroupName, tags=allocation.allocationTags)
             except InvalidRequest as exc:
                 raise ApiError(400, "Invalid request", f"{field}: {exc}") from None
-            asks.append((allocation, partition, ask))
+            if allocation.nodeID:
+                existing.append((allocation, Allocation(
+                    ask.key, allocation.applicationID, partition, allocation.nodeID,
+                    ask.resource, ask.priority, allocation.placeholder, ask.task_group)))
+            else:
+                asks.append((allocation, partition, ask))
         releases = request.releases.allocationsToRelease if request.releases else []
         targets = [(release, _partition(
             scheduler, release.partitionName,
             f"releases.allocationsToRelease.{i}.partitionName")) for i, release in
             enumerate(releases)]
-        rejected: list[dict[str, str]] = []
+        rejected = _recover(scheduler, bridge, [recovered for _, recovered in existing])
         for allocation, partition, ask in asks:
             reason = _add_ask(scheduler, bridge, allocation, partition, ask)
             if reason is not None:
                 rejected.append({"allocationKey": ask.key,
                                  "applicationID": allocation.applicationID, "reason": reason})
-        released = [done for release, partition in targets
-                    for done in [_release(scheduler, bridge, release, partition)] if done]
+        released = []
+        made: list[dict[str, Any]] = []
+        for release, partition in targets:
+            done = _release(scheduler, bridge, release, partition)
+            if done is not None:
+                released.append(done[0])
+                if done[1] is not None:
+                    made.append(si_allocation(done[1]))
         if rejected:
             bridge.decide(request.rmID, "allocationResponse", {"rejectedAllocations": rejected})
-        return JSONResponse({"rejectedAllocations": rejected, "released": released})
+        if made:
+            bridge.decide(request.rmID, "allocationResponse", {"new": made})
+        return JSONResponse({"rejectedAllocations": rejected, "released": released,
+                             "new": made})
 
     @router.get("/shim/decisions", response_model=None,
                 responses={200: {"model": si.Decisions}},
@@ -261,11 +284,11 @@ def _apply_node(scheduler: Scheduler, bridge: SchedulerBridge, rm_id: str, node:
 
 
 def _add_application(scheduler: Scheduler, bridge: SchedulerBridge, rm_id: str,
-                     app: si.AddApplicationRequest, partition: str, user: UserGroup
-                     ) -> str | None:
+                     app: si.AddApplicationRequest, partition: str, user: UserGroup,
+                     gang: Gang | None) -> str | None:
     try:
         info = scheduler.submit(app.applicationID, user, queue=app.queueName,
-                                partition=partition, tags=app.tags)
+                                partition=partition, tags=app.tags, gang=gang)
     except InvalidRequest as exc:
         try:
             existing = scheduler.application(app.applicationID, partition=partition)
@@ -310,11 +333,13 @@ def _add_ask(scheduler: Scheduler, bridge: SchedulerBridge, allocation: si.Alloc
 
 
 def _release(scheduler: Scheduler, bridge: SchedulerBridge, release: si.AllocationRelease,
-             partition: str) -> dict[str, Any] | None:
-    """Release an allocation or withdraw a pending ask; None when there was neither."""
+             partition: str) -> tuple[dict[str, Any], Allocation | None] | None:
+    """Release an allocation (or confirm a release the scheduler asked for) or withdraw a
+    pending ask; None when there was neither. With it, the real allocation that took a
+    replaced placeholder's place."""
     app_id, key = release.applicationID, release.allocationKey
     try:
-        gone = scheduler.release(app_id, key, partition=partition)
+        gone, made = scheduler.confirm_release(app_id, key, partition=partition)
     except InvalidRequest:
         try:
             scheduler.remove_ask(app_id, key, partition=partition)
@@ -323,7 +348,7 @@ def _release(scheduler: Scheduler, bridge: SchedulerBridge, release: si.Allocati
         bridge.events.publish([event_record("APP", app_id, "REMOVE", "REQUEST_CANCEL",
                                             reference=key)])
         return {"partitionName": partition, "applicationID": app_id, "allocationKey": key,
-                "terminationType": release.terminationType, "message": "ask withdrawn"}
+                "terminationType": release.terminationType, "message": "ask withdrawn"}, None
     resource = dict(gone.resource.items())
     records = [
         event_record("APP", app_id, "REMOVE", "ALLOC_CANCEL", reference=key, resource=resource),
@@ -340,8 +365,41 @@ def _release(scheduler: Scheduler, bridge: SchedulerBridge, release: si.Allocati
         ]
     except InvalidRequest:
         pass  # the application went meanwhile; its own records say so
+    if made is not None:
+        records += allocated_records(made, scheduler.application(app_id, partition=partition))
     bridge.events.publish(records)
     bridge.note_state(partition, app_id)
     return {**{k: v for k, v in si_allocation(gone).items()
                if k in ("partitionName", "applicationID", "allocationKey")},
-            "terminationType": release.terminationType, "message": release.message}
+            "terminationType": release.terminationType, "message": release.message}, made
+
+
+def _recover(scheduler: Scheduler, bridge: SchedulerBridge, allocations: list[Allocation]
+             ) -> list[dict[str, str]]:
+    """Re-add allocations the shim reports as running (YuniKorn's recovery); the refused.
+
+    One batch when all are fine (limits are relaxed once); otherwise one at a time, so each
+    refusal names its own reason (a repeated allocation is a harmless replay).
+    """
+    if not allocations:
+        return []
+    refused: list[dict[str, str]] = []
+    try:
+        scheduler.recover_allocations(allocations)
+    except InvalidRequest:
+        for allocation in allocations:
+            try:
+                scheduler.recover_allocations([allocation])
+            except InvalidRequest as exc:
+                refused.append({"allocationKey": allocation.key,
+                                "applicationID": allocation.application_id,
+                                "reason": str(exc)})
+    gone = {(r["applicationID"], r["allocationKey"]) for r in refused}
+    for allocation in allocations:
+        if (allocation.application_id, allocation.key) in gone:
+            continue
+        info = scheduler.application(allocation.application_id,
+                                     partition=allocation.partition)
+        bridge.events.publish(allocated_records(allocation, info))
+        bridge.note_state(allocation.partition, allocation.application_id)
+    return refused
