@@ -34,12 +34,12 @@ from fastapi.responses import JSONResponse
 from quotactor.core.errors import InvalidRequest
 from quotactor.core.identity import UserGroup
 from quotactor.rest.auth import require_shim
+from quotactor.rest.http.body import JsonBodyRoute
 from quotactor.rest.http.errors import ApiError
 from quotactor.rest.scheduler.bridge import SchedulerBridge, allocated_records, si_allocation
 from quotactor.rest.scheduler.feed import event_record
 from quotactor.rest.schemas import ErrorInfo
 from quotactor.rest.shim import models as si
-from quotactor.rest.shim.content import JsonBodyRoute
 from quotactor.rest.shim.gang import gang_of
 from quotactor.scheduler import Allocation, ApplicationState, Ask, Gang, Scheduler
 from quotactor.scheduler.spec import DEFAULT_PARTITION
