@@ -455,19 +455,6 @@ class Scheduler:
             return (sum(len(p.apps) for p in parts),
                     sum(len(n.allocations) for p in parts for n in p.nodes.nodes.values()))
 
-    # -- serving ---------------------------------------------------------------------------
-
-    def serve_rest(self, host: str = "127.0.0.1", port: int = 0, **options: Any) -> Any:
-        """Serve YuniKorn's REST API and the shim API for this scheduler from a daemon thread.
-
-        Returns the running `quotactor.rest.RestServer` (stop it before the scheduler);
-        `options` go to `quotactor.rest.serve_scheduler` (for example `shim_token`,
-        `admin_token`). Imported here so the scheduler does not depend on the web stack.
-        """
-        from quotactor.rest.scheduler.server import serve_scheduler
-
-        return serve_scheduler(self, host=host, port=port, **options)
-
     # -- recovery --------------------------------------------------------------------------
 
     def recovery_feed(self) -> RecoveryFeed:

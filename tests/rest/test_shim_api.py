@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from quotactor.client import Client, ServiceError
-from quotactor.rest import RestServer
+from quotactor.rest import RestServer, serve
 from quotactor.scheduler import Scheduler
 
 SHIM = "shim-secret"
@@ -38,7 +38,7 @@ def scheduler() -> Iterator[Scheduler]:
 
 @pytest.fixture
 def server(scheduler: Scheduler) -> Iterator[RestServer]:
-    running: RestServer = scheduler.serve_rest(shim_token=SHIM, admin_token=ADMIN)
+    running: RestServer = serve(scheduler, shim_token=SHIM, admin_token=ADMIN)
     try:
         yield running
     finally:
@@ -68,7 +68,7 @@ def test_writes_need_the_shim_token_not_the_admin_one(server) -> None:
 
 
 def test_without_a_shim_token_the_shim_api_is_off(scheduler) -> None:
-    server = scheduler.serve_rest()
+    server = serve(scheduler)
     try:
         response = httpx.post(f"{server.url}/shim/nodes", json={"nodes": []},
                               headers={"Authorization": "Bearer anything"})
@@ -241,7 +241,7 @@ def test_service_errors_carry_yunikorns_error_body(server) -> None:
 
 
 def test_a_trickled_body_is_a_408_not_a_held_connection(scheduler) -> None:
-    server = scheduler.serve_rest(shim_token=SHIM, body_timeout=0.3)
+    server = serve(scheduler, shim_token=SHIM, body_timeout=0.3)
     try:
         parts = urlsplit(server.url)
         with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from quotactor.client import Client, ServiceError
-from quotactor.rest import RestServer
+from quotactor.rest import RestServer, serve
 from quotactor.scheduler import Scheduler, SchedulerOptions, VirtualClock
 
 SHIM = "shim-secret"
@@ -40,7 +40,7 @@ def scheduler(clock: VirtualClock) -> Iterator[Scheduler]:
 
 @pytest.fixture
 def server(scheduler: Scheduler) -> Iterator[RestServer]:
-    running: RestServer = scheduler.serve_rest(shim_token=SHIM)
+    running: RestServer = serve(scheduler, shim_token=SHIM)
     try:
         yield running
     finally:
