@@ -27,6 +27,7 @@ from quotactor.scheduler.recovery import (
     RecoveredNode,
     RecoveryFeed,
 )
+from quotactor.scheduler.releases import ReleaseRequest, Termination
 from quotactor.scheduler.scheduler import Scheduler
 from quotactor.scheduler.spec import (
     FilterSpec,
@@ -56,12 +57,14 @@ __all__ = [
     "RecoveredApplication",
     "RecoveredNode",
     "RecoveryFeed",
+    "ReleaseRequest",
     "RuleSpec",
     "Scheduler",
     "SchedulerOptions",
     "SystemClock",
     "TaskGroup",
     "TemplateSpec",
+    "Termination",
     "Timeouts",
     "Trigger",
     "VirtualClock",

@@ -96,9 +96,12 @@ class AddApplicationRequest(_Message):
     partitionName: str = ""
     ugi: UserGroupInformation
     tags: dict[str, str] = Field(default_factory=dict, max_length=256)
-    executionTimeoutMilliSeconds: int = 0
-    placeholderAsk: SiResource | None = None
-    gangSchedulingStyle: str = ""
+    executionTimeoutMilliSeconds: int = Field(default=0, description=(
+        "a gang's placeholder timeout (0: 15 minutes)"))
+    placeholderAsk: SiResource | None = Field(default=None, description=(
+        "a gang's placeholder total; must equal the task groups' (tag "
+        "yunikorn.apache.org/task-groups)"))
+    gangSchedulingStyle: str = Field(default="", description="Soft (default) or Hard")
 
 
 class TaskGroupSpec(_Message):
@@ -133,11 +136,14 @@ class Allocation(_Message):
     allocationTags: dict[str, str] = Field(default_factory=dict, max_length=256)
     resourcePerAlloc: SiResource | None = None
     priority: int = Field(default=0, ge=-(2**31), lt=2**31)
-    nodeID: str = ""
+    nodeID: str = Field(default="", description=(
+        "set: an existing allocation the shim recovers (booked without limit checks)"))
     applicationID: Name
     partitionName: str = ""
-    taskGroupName: str = ""
-    placeholder: bool = False
+    taskGroupName: str = Field(default="", description=(
+        "a real ask of this task group replaces one of its placeholders"))
+    placeholder: bool = Field(default=False, description=(
+        "only on a recovered placeholder: the scheduler creates placeholders"))
     originator: bool = False
     preemptionPolicy: PreemptionPolicy | None = None
 
@@ -229,7 +235,11 @@ class AllocationAnswer(_Answer):
 
 class Decision(_Answer):
     """One decision: exactly one of `allocationResponse` (`new`, `released`,
-    `rejectedAllocations`), `applicationResponse` or `nodeResponse`, for the shim `rmID`."""
+    `rejectedAllocations`), `applicationResponse` or `nodeResponse`, for the shim `rmID`.
+
+    `allocationResponse.released` with `terminationType` `PLACEHOLDER_REPLACED`, `TIMEOUT` or
+    `PREEMPTED_BY_SCHEDULER` is the scheduler asking the shim to release an allocation: usage
+    changes only when the shim releases it with the same `terminationType`."""
 
     id: int
     rmID: str

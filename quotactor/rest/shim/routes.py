@@ -113,7 +113,7 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
 
     @router.post("/shim/applications", response_model=None,
                  responses={200: {"model": si.ApplicationAnswer}},
-                 summary="Add or remove applications (ApplicationRequest)")
+                 summary="Add (gangs too) or remove applications (ApplicationRequest)")
     def applications(request: si.ApplicationRequest) -> JSONResponse:
         news = []
         for i, app in enumerate(request.new):
@@ -156,7 +156,8 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
 
     @router.post("/shim/allocations", response_model=None,
                  responses={200: {"model": si.AllocationAnswer}},
-                 summary="Add asks and release allocations (AllocationRequest)")
+                 summary="Add asks, recover running allocations (nodeID), release allocations "
+                 "or confirm releases the scheduler asked for (AllocationRequest)")
     def allocations(request: si.AllocationRequest) -> JSONResponse:
         asks = []
         existing = []
