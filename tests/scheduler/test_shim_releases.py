@@ -83,3 +83,40 @@ def test_embedded_without_a_shim_the_scheduler_releases_at_once(start_scheduler,
     clock.advance(61)
     s.schedule()
     assert asked == [] and usage(s) == {}
+
+
+def test_a_soft_gang_resumes_only_once_its_placeholders_are_confirmed_gone(
+    start_scheduler, clock,
+) -> None:
+    s = start_scheduler(options=CONFIRMING)
+    asked = []
+    s.add_release_listener(asked.extend)
+    s.add_node("n1", {"vcore": 1000})  # one of the two placeholders fits
+    s.submit("g1", SUE, queue="root.q", asks=[Ask("real", {"vcore": 500})],
+             gang=Gang((TaskGroup("tg", 2, {"vcore": 1000}),), timeout=60))
+    s.schedule()
+    clock.advance(61)
+    s.schedule()
+    [request] = asked
+    assert s.application("g1").state is S.RESUMING and usage(s) == {"vcore": 1000}
+    s.schedule()
+    assert s.application("g1").allocations[0].placeholder  # nothing placed meanwhile
+    s.confirm_release("g1", request.allocation_key)
+    assert s.application("g1").state is not S.RESUMING and usage(s) == {}
+    s.schedule()
+    assert [a.key for a in s.application("g1").allocations] == ["real"]
+    assert usage(s) == {"vcore": 500}
+
+
+def test_releasing_an_allocation_settles_the_request_for_it(start_scheduler, clock) -> None:
+    s = start_scheduler(options=CONFIRMING)
+    s.add_node("n1", {"vcore": 1000})
+    s.submit("g1", SUE, queue="root.q",
+             gang=Gang((TaskGroup("tg", 2, {"vcore": 1000}),), style="Hard", timeout=60))
+    s.schedule()
+    clock.advance(61)
+    s.schedule()
+    assert len(s.pending_releases()) == 1
+    s.remove_node("n1")  # the RM's own removal releases it as well
+    assert s.pending_releases() == [] and usage(s) == {}
+    assert s.application("g1").state is S.FAILED
