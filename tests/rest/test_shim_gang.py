@@ -86,6 +86,9 @@ def test_a_gang_app_through_the_shim_replaces_placeholders_on_confirmation(
     assert asked["terminationType"] == "PLACEHOLDER_REPLACED"
     assert page.allocations() == []  # the real one is booked only when the shim confirms
     assert _user_usage(shim) == _queue_usage(shim, "root.b") == {"vcore": 4000}
+    asked_event = [e for e in shim.events()["EventRecords"]
+                   if e["eventChangeDetail"] == 503 and e["referenceID"] == asked["allocationKey"]]
+    assert len(asked_event) == 1  # ALLOC_REPLACED, on the event stream too
 
     done = shim.release("g1", asked["allocationKey"], termination="PLACEHOLDER_REPLACED")
     [made] = done["new"]

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from quotactor.core.errors import InvalidRequest
-from quotactor.rest.scheduler.feed import CHANGE_DETAILS, Feed, event_record
+from quotactor.rest.scheduler.feed import CHANGE_DETAILS, RELEASE_DETAILS, Feed, event_record
 from quotactor.scheduler import Allocation, ApplicationInfo, ApplicationState, Scheduler
 from quotactor.scheduler.releases import ReleaseRequest
 
@@ -138,6 +138,10 @@ class SchedulerBridge:
         """The scheduler asks shims to release allocations: `allocationResponse.released`,
         which the owning shim confirms by releasing them with the same `terminationType`."""
         by_owner: dict[str, list[dict[str, Any]]] = {}
+        self.events.publish([event_record(
+            "APP", r.application_id, "SET", RELEASE_DETAILS[r.termination],
+            reference=r.allocation_key, message=f"release asked of the shim: {r.message}")
+            for r in requests])
         for r in requests:
             by_owner.setdefault(self.owner(r.partition, r.application_id), []).append({
                 "partitionName": r.partition, "applicationID": r.application_id,

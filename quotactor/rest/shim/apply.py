@@ -12,7 +12,7 @@ from typing import Any
 from quotactor.core.errors import InvalidRequest
 from quotactor.core.identity import UserGroup
 from quotactor.rest.scheduler.bridge import SchedulerBridge, allocated_records, si_allocation
-from quotactor.rest.scheduler.feed import event_record
+from quotactor.rest.scheduler.feed import RELEASE_DETAILS, event_record
 from quotactor.rest.shim import models as si
 from quotactor.scheduler import Allocation, ApplicationState, Ask, Gang, Scheduler
 
@@ -132,7 +132,9 @@ def release(scheduler: Scheduler, bridge: SchedulerBridge, release: si.Allocatio
                 "terminationType": release.terminationType, "message": "ask withdrawn"}, None
     resource = dict(gone.resource.items())
     records = [
-        event_record("APP", app_id, "REMOVE", "ALLOC_CANCEL", reference=key, resource=resource),
+        event_record("APP", app_id, "REMOVE",
+                     RELEASE_DETAILS.get(release.terminationType, "ALLOC_CANCEL"),
+                     reference=key, resource=resource),
         event_record("NODE", gone.node_id, "REMOVE", "NODE_ALLOC", reference=key,
                      resource=resource),
     ]
