@@ -216,3 +216,21 @@ def test_usage_is_the_sum_of_live_allocations_with_gangs_from_several_threads(
                 for a in i.allocations)
     assert total > 0 and _queue_usage(shim, "root.b").get("vcore", 0) == total
     assert scheduler.nodes_view()[0]["allocated"].get("vcore", 0) == total
+
+
+def test_recovered_placeholders_take_the_place_of_the_ones_the_scheduler_would_make(
+    shim, scheduler,
+) -> None:
+    shim.add_node("n1", {"vcore": 8000})
+    shim.add_application("g1", "sue", queue="root.b", task_groups=[("tg", 2, {"vcore": 1000})])
+    for i in range(2):  # the keys the scheduler gave them before the restart
+        answer = shim.recover("g1", f"g1-tg-{i}", "n1", {"vcore": 1000}, task_group="tg",
+                              placeholder=True)
+        assert answer["rejectedAllocations"] == []
+    assert scheduler.schedule() == []  # nothing left to place
+    info = scheduler.application("g1")
+    assert sorted(a.key for a in info.allocations if a.placeholder) == ["g1-tg-0", "g1-tg-1"]
+    assert _user_usage(shim) == {"vcore": 2000}
+    refused = shim.recover("g1", "x", "n1", {"vcore": 1000}, task_group="other",
+                           placeholder=True)["rejectedAllocations"]
+    assert "task group" in refused[0]["reason"]

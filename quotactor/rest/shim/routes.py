@@ -180,9 +180,11 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
             except InvalidRequest as exc:
                 raise ApiError(400, "Invalid request", f"{field}: {exc}") from None
             if allocation.nodeID:
+                now = scheduler.clock.now()  # when it started is the shim's secret
                 existing.append((allocation, Allocation(
                     ask.key, allocation.applicationID, partition, allocation.nodeID,
-                    ask.resource, ask.priority, allocation.placeholder, ask.task_group)))
+                    ask.resource, ask.priority, allocation.placeholder, ask.task_group,
+                    requested_at=now, allocated_at=now)))
             else:
                 asks.append((allocation, partition, ask))
         releases = request.releases.allocationsToRelease if request.releases else []
