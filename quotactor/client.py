@@ -29,6 +29,8 @@ from urllib.parse import quote
 
 import httpx
 
+from quotactor.scheduler.gang import TASK_GROUPS_TAG
+
 __all__ = ["Client", "Decisions", "ServiceError", "encode_name"]
 
 PREFIX = "/ws/v1"
@@ -194,10 +196,28 @@ class Client:
 
     def add_application(self, application_id: str, user: str, *, groups: Iterable[str] = (),
                         queue: str = "", partition: str = "",
-                        tags: Mapping[str, str] | None = None) -> dict[str, Any]:
-        return self.application_request(new=[{
+                        tags: Mapping[str, str] | None = None,
+                        task_groups: Iterable[tuple[str, int, Mapping[str, int]]] = (),
+                        gang_style: str = "", placeholder_timeout: float = 0.0
+                        ) -> dict[str, Any]:
+        """Add an application; `task_groups` ((name, min members, size) each) make it a gang
+        (the scheduler creates its placeholders), `gang_style` Soft or Hard."""
+        body: dict[str, Any] = {
             "applicationID": application_id, "queueName": queue, "partitionName": partition,
-            "ugi": {"user": user, "groups": list(groups)}, "tags": dict(tags or {})}])
+            "ugi": {"user": user, "groups": list(groups)}, "tags": dict(tags or {})}
+        declared = list(task_groups)
+        if declared:
+            body["tags"][TASK_GROUPS_TAG] = json.dumps([
+                {"name": name, "minMember": count, "minResource": dict(size)}
+                for name, count, size in declared])
+            total: dict[str, int] = {}
+            for _, count, size in declared:
+                for name, quantity in size.items():
+                    total[name] = total.get(name, 0) + quantity * count
+            body["placeholderAsk"] = _resource(total)
+            body["gangSchedulingStyle"] = gang_style or "Soft"
+            body["executionTimeoutMilliSeconds"] = round(placeholder_timeout * 1000)
+        return self.application_request(new=[body])
 
     def remove_application(self, application_id: str, *, partition: str = ""
                            ) -> dict[str, Any]:
@@ -205,18 +225,31 @@ class Client:
                                                  "partitionName": partition}])
 
     def ask(self, application_id: str, key: str, resource: Mapping[str, int], *,
-            priority: int = 0, partition: str = "",
+            priority: int = 0, partition: str = "", task_group: str = "",
             tags: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """Ask for one allocation; with `task_group` it replaces one of its placeholders."""
         return self.allocation_request(allocations=[{
             "allocationKey": key, "applicationID": application_id, "partitionName": partition,
             "resourcePerAlloc": _resource(resource), "priority": priority,
-            "allocationTags": dict(tags or {})}])
+            "taskGroupName": task_group, "allocationTags": dict(tags or {})}])
 
-    def release(self, application_id: str, key: str, *, partition: str = ""
-                ) -> dict[str, Any]:
+    def recover(self, application_id: str, key: str, node_id: str,
+                resource: Mapping[str, int], *, priority: int = 0, partition: str = "",
+                task_group: str = "", placeholder: bool = False) -> dict[str, Any]:
+        """Report an allocation that still runs on `node_id` (recovery after a restart)."""
+        return self.allocation_request(allocations=[{
+            "allocationKey": key, "applicationID": application_id, "partitionName": partition,
+            "nodeID": node_id, "resourcePerAlloc": _resource(resource), "priority": priority,
+            "taskGroupName": task_group, "placeholder": placeholder}])
+
+    def release(self, application_id: str, key: str, *, partition: str = "",
+                termination: str = "STOPPED_BY_RM") -> dict[str, Any]:
+        """Release an allocation; confirm one the scheduler asked for (a `released`
+        decision) with the same `termination`. Its answer's `new` lists the real allocation
+        that took a replaced placeholder's place."""
         return self.allocation_request(releases=[{
             "applicationID": application_id, "allocationKey": key, "partitionName": partition,
-            "terminationType": "STOPPED_BY_RM"}])
+            "terminationType": termination}])
 
     # -- reads -----------------------------------------------------------------------------
 

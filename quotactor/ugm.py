@@ -86,7 +86,7 @@ class UserGroupManager:
         self._config: ConfigActor | None = None
         self._config_pool: WorkerPool | None = None
         self._applied = Applied(None, EMPTY_TABLE)
-        self._servers: list[Any] = []
+        self._on_stop: list[Callable[[], None]] = []
         self._manager_pool: WorkerPool | None = None
         self._relay: WorkerPool | None = None
         self._inflight = 0
@@ -137,7 +137,8 @@ class UserGroupManager:
         return self._manager is not None
 
     def stop(self) -> None:
-        """Stop every server, actor and thread this manager started; safe to call twice.
+        """Stop every actor and thread this manager started (and what `on_stop` asked for);
+        safe to call twice.
 
         Raises `OperationTimeout` if an actor does not stop within `timeout` (every thread is
         told to end all the same).
@@ -148,12 +149,12 @@ class UserGroupManager:
                      if p is not None]
             self._manager = self._config = self._manager_pool = self._relay = None
             self._config_pool = None
-            servers, self._servers = self._servers, []
+            hooks, self._on_stop = self._on_stop, []
             if manager is not None:
                 self._applied = manager.applied
         try:
-            for server in servers:
-                server.stop()
+            for hook in hooks:
+                hook()
             if config is not None:
                 translated(lambda: stop(config).get(self.timeout))
             if manager is not None:
@@ -372,18 +373,11 @@ class UserGroupManager:
             result["inflight"] = self._inflight
         return result
 
-    def serve_rest(self, host: str = "127.0.0.1", port: int = 0, **options: Any) -> Any:
-        """Serve this manager's REST API from a background thread; stopped with the manager.
-
-        Returns the server (`.url` ends in `/ws/v1`; `.stop()`); `options` go to
-        `quotactor.rest.start_rest_server` (for example `admin_token`).
-        """
-        from quotactor.rest import start_rest_server
-
-        server = start_rest_server({self.partition: self}, host=host, port=port, **options)
+    def on_stop(self, callback: Callable[[], None]) -> None:
+        """Call `callback` first thing when this manager stops (how `quotactor.rest.serve`
+        stops the server it started for the manager, without the manager knowing the web)."""
         with self._lock:
-            self._servers.append(server)
-        return server
+            self._on_stop.append(callback)
 
     def render_metrics(self) -> bytes:
         """The Prometheus text exposition of this manager's private registry."""

@@ -18,9 +18,9 @@ from quotactor.rest import config_routes, ops_routes, usage_routes
 from quotactor.rest.coalesce import Coalescer
 from quotactor.rest.fanout import ConfigFanout
 from quotactor.rest.http.access_log import AccessLog
-from quotactor.rest.http.bodylimit import BodyLimit
+from quotactor.rest.http.body import BodyLimit
 from quotactor.rest.http.errors import install_error_handlers
-from quotactor.rest.http.rawpath import RawPathRouting
+from quotactor.rest.http.names import RawPathRouting
 from quotactor.rest.openapi import use_corrected_openapi
 from quotactor.rest.state import ConfigApplier, HealthChecks, RestSettings, RestState
 from quotactor.ugm import UserGroupManager

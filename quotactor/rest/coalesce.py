@@ -8,16 +8,23 @@ running waits for the next one to start and shares its (already serialised) resu
 answer still reflects a snapshot begun after its request arrived; the price is at most
 `min_interval` of extra latency, paid only by requests that follow another of their kind
 within `min_interval`.
+
+A shared result is rendered to JSON bytes once (`render_json`) and answered as they are
+(`json_response`).
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["Coalescer"]
+from fastapi import Response
+
+__all__ = ["Coalescer", "json_response", "render_json"]
 
 
 @dataclass(slots=True)
@@ -84,3 +91,13 @@ def _unwrap(outcome: bytes | Exception) -> bytes:
     if isinstance(outcome, Exception):
         raise outcome
     return outcome
+
+
+def render_json(value: Any) -> bytes:
+    """Compact UTF-8 JSON, as Starlette's `JSONResponse` renders it."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+                      ).encode("utf-8")
+
+
+def json_response(body: bytes) -> Response:
+    return Response(body, media_type="application/json")

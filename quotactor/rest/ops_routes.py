@@ -12,7 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from prometheus_client.openmetrics.exposition import CONTENT_TYPE_LATEST as OPENMETRICS
 
-from quotactor.rest.http.jsonbody import json_response, render_json
+from quotactor.rest.coalesce import json_response, render_json
 from quotactor.rest.metrics import PROMETHEUS_TEXT, render_all
 from quotactor.rest.schemas import SchedulerHealth
 from quotactor.rest.state import HealthChecks, rest_state

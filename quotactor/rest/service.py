@@ -76,7 +76,8 @@ class Service:
         data = self.config_path.read_bytes()
         try:
             self.scheduler = Scheduler.start(
-                data, options=SchedulerOptions(ugm_timeout=self.manager_timeout))
+                data, options=SchedulerOptions(ugm_timeout=self.manager_timeout,
+                                               shim_confirms_releases=True))
             self.scheduler.start_background(self.scheduling_interval)
             self.server = serve_scheduler(
                 self.scheduler, self.host, self.port, admin_token=self.admin_token,

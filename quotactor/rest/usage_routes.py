@@ -3,7 +3,7 @@
 Handlers are plain functions, so FastAPI runs them in worker threads: they block on the facade
 (a snapshot through the actors) without ever holding up the event loop. Whole lists are shared
 between concurrent requests (`coalesce`), one snapshot at a time. Path parameters arrive
-raw (see `rawpath`) and are decoded and checked here: bad escape 400, unknown partition 404,
+raw (see `http.names`) and are decoded and checked here: bad escape 400, unknown partition 404,
 invalid name 400, unknown user or group 404, in that order.
 """
 
@@ -14,8 +14,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Request, Response
 from fastapi.responses import JSONResponse
 
+from quotactor.rest.coalesce import json_response, render_json
 from quotactor.rest.http.errors import ApiError
-from quotactor.rest.http.jsonbody import json_response, render_json
 from quotactor.rest.http.names import decode_segment, group_name, user_name
 from quotactor.rest.schemas import ErrorInfo, GroupUsage, UserUsage
 from quotactor.rest.state import call_facade, manager_for, rest_state

@@ -16,7 +16,7 @@ with Scheduler.start(config_yaml, clock=clock) as scheduler:
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.ask import Ask
 from quotactor.scheduler.clock import Clock, SystemClock, VirtualClock
-from quotactor.scheduler.contention import ReleaseRequest
+from quotactor.scheduler.contention import PreemptionVictim
 from quotactor.scheduler.events import Event
 from quotactor.scheduler.gang import Gang, GangStyle, PlaceholderData, TaskGroup
 from quotactor.scheduler.info import ApplicationInfo, QueueInfo
@@ -28,6 +28,7 @@ from quotactor.scheduler.recovery import (
     RecoveredNode,
     RecoveryFeed,
 )
+from quotactor.scheduler.releases import ReleaseRequest, Termination
 from quotactor.scheduler.scheduler import Scheduler
 from quotactor.scheduler.spec import (
     FilterSpec,
@@ -57,6 +58,7 @@ __all__ = [
     "RecoveredApplication",
     "RecoveredNode",
     "RecoveryFeed",
+    "PreemptionVictim",
     "ReleaseRequest",
     "RuleSpec",
     "Scheduler",
@@ -64,6 +66,7 @@ __all__ = [
     "SystemClock",
     "TaskGroup",
     "TemplateSpec",
+    "Termination",
     "Timeouts",
     "Trigger",
     "VirtualClock",

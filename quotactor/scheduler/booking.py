@@ -14,7 +14,7 @@ from quotactor.core.errors import InvalidRequest
 from quotactor.core.resources import Resource
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.application import Application, PendingAsk
-from quotactor.scheduler.lifecycle import drop_asks, release, transition
+from quotactor.scheduler.lifecycle import ask_release, drop_asks, transition
 from quotactor.scheduler.node import Node
 from quotactor.scheduler.reasons import Wait
 from quotactor.scheduler.states import ApplicationState, Trigger
@@ -106,8 +106,8 @@ def retire_placeholder(p: Partition, app: Application, placeholder: Allocation,
     group = placeholder.task_group
     drop_asks(p, app, [k for k, pa in app.asks.items()
                        if pa.ask.placeholder and pa.ask.task_group == group], timed_out=True)
-    release(p, app, placeholder.key, timed_out=True,
-            reason=f"placeholder smaller than real ask {ask_key}")
+    ask_release(p, app, placeholder.key, "TIMEOUT",
+                f"placeholder smaller than real ask {ask_key}")
 
 
 def resize(p: Partition, app: Application, key: str, resource: Resource) -> Wait | None:

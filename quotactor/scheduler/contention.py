@@ -19,15 +19,19 @@ if TYPE_CHECKING:
     from quotactor.scheduler.application import PendingAsk
     from quotactor.scheduler.partition import Partition
 
-__all__ = ["AskKey", "Contention", "ReleaseRequest", "Reservation", "preempting_by_queue"]
+__all__ = ["AskKey", "Contention", "PreemptionVictim", "Reservation", "preempting_by_queue"]
 
 AskKey = tuple[str, str]
 """(application ID, ask or allocation key)."""
 
 
 @dataclass(frozen=True, slots=True)
-class ReleaseRequest:
-    """The scheduler asks the shim to release an allocation it preempted.
+class PreemptionVictim:
+    """An allocation the scheduler preempted, which the shim is asked to release.
+
+    Embedders take these from `Scheduler.release_requests()`; a scheduler serving remote shims
+    (`SchedulerOptions.shim_confirms_releases`) also asks for each one as a `ReleaseRequest`
+    of termination `PREEMPTED_BY_SCHEDULER`, which reaches the shim API's decision stream.
 
     `reason` is `preemption` (for the ask `preemptor_ask` of `preemptor_application`) or
     `quota` (the queue `queue_path` is above a lowered maximum).
@@ -71,9 +75,9 @@ class Contention:
 
     def __init__(self) -> None:
         self.reservations: dict[AskKey, Reservation] = {}
-        self.victims: dict[AskKey, ReleaseRequest] = {}
+        self.victims: dict[AskKey, PreemptionVictim] = {}
         """Preempted allocations whose release the shim has not confirmed yet."""
-        self.outbox: list[ReleaseRequest] = []
+        self.outbox: list[PreemptionVictim] = []
         """Release requests the shim has not collected yet."""
         self.triggered: dict[AskKey, PendingAsk] = {}
         """Asks that preempted once (YuniKorn lets an ask trigger preemption only once); an
@@ -93,7 +97,7 @@ class Contention:
         """Node-seconds held by reservations that have ended."""
         self._cycles = 0
 
-    def take_requests(self) -> list[ReleaseRequest]:
+    def take_requests(self) -> list[PreemptionVictim]:
         out, self.outbox = self.outbox, []
         return out
 

@@ -31,6 +31,7 @@ from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.application import Application, PendingAsk
 from quotactor.scheduler.booking import allocate, replace, retire_placeholder
 from quotactor.scheduler.contention_step import after_walk, before_walk
+from quotactor.scheduler.lifecycle import ask_release
 from quotactor.scheduler.queue import Queue, current_priority
 from quotactor.scheduler.reasons import Wait
 
@@ -91,10 +92,19 @@ class Cycle:
                 ask = pending.ask
                 if ask.placeholder or not ask.task_group or ask.key not in app.asks:
                     continue
+                releases = self.p.releases
+                if releases.is_replacing(app.application_id, ask.key):
+                    continue
                 for placeholder in app.placeholders(ask.task_group):
+                    if releases.is_asked(app.application_id, placeholder.key):
+                        continue
                     if not ask.resource.fits_within_strict(placeholder.resource):
                         retire_placeholder(self.p, app, placeholder, ask.key)
                         continue
+                    if releases.confirming:
+                        ask_release(self.p, app, placeholder.key, "PLACEHOLDER_REPLACED",
+                                    f"replaced by {ask.key}", replacement=ask.key)
+                        break
                     self.allocations.append(replace(self.p, app, pending, placeholder))
                     self.p.fresh[app.application_id] = app
                     break

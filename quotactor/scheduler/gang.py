@@ -8,11 +8,15 @@ from typing import Literal
 from quotactor.core.errors import InvalidRequest
 from quotactor.core.resources import Resource, ResourceLike
 
-__all__ = ["DEFAULT_PLACEHOLDER_TIMEOUT", "Gang", "GangStyle", "PlaceholderData", "TaskGroup"]
+__all__ = ["DEFAULT_PLACEHOLDER_TIMEOUT", "TASK_GROUPS_TAG", "Gang", "GangStyle", "PlaceholderData",
+           "TaskGroup"]
 
 GangStyle = Literal["Soft", "Hard"]
 DEFAULT_PLACEHOLDER_TIMEOUT = 15 * 60.0
 """YuniKorn's default: placeholders not replaced within 15 minutes are released."""
+TASK_GROUPS_TAG = "yunikorn.apache.org/task-groups"
+"""The application tag a remote shim declares a gang's task groups in (the k8shim's annotation
+name), as JSON: `[{"name": "tg", "minMember": 2, "minResource": {"vcore": 1000}}]`."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,9 +17,11 @@ from quotactor.scheduler.states import ApplicationState, Trigger, next_state
 
 if TYPE_CHECKING:
     from quotactor.scheduler.partition import Partition
+    from quotactor.scheduler.releases import Termination
 
 __all__ = [
     "after_release",
+    "ask_release",
     "drop_asks",
     "finish",
     "placeholder_timeout",
@@ -102,8 +104,8 @@ def _state_timeout(p: Partition, app: Application, at: float) -> None:
         app.placeholder_cleanup_done = True
         leftovers = app.placeholders()
         for placeholder in leftovers:
-            release(p, app, placeholder.key, timed_out=True,
-                    reason="placeholder released on application completion", at=at)
+            ask_release(p, app, placeholder.key, "TIMEOUT",
+                        "placeholder released on application completion", at=at)
         if app.state is S.COMPLETING and app.idle:
             transition(p, app, Trigger.COMPLETE, "completing timeout", at)
     elif app.state in _ENDINGS:
@@ -115,6 +117,7 @@ def release(p: Partition, app: Application, key: str, *, timed_out: bool, reason
     """Remove an allocation: node, then user/group and queue (ending the app if idle)."""
     now = p.now() if at is None else at
     allocation = app.remove_allocation(key)
+    p.releases.settle(app.application_id, key)
     node = p.nodes.nodes.get(allocation.node_id)
     if node is not None:
         node.remove(app.application_id, key)
@@ -131,6 +134,24 @@ def release(p: Partition, app: Application, key: str, *, timed_out: bool, reason
                 node=allocation.node_id, reason=reason)
     after_release(p, app, allocation.placeholder, now)
     return allocation
+
+
+def ask_release(p: Partition, app: Application, key: str, termination: Termination,
+                message: str, *, replacement: str = "", at: float | None = None) -> None:
+    """The scheduler wants allocation `key` gone: the one way it asks the shim for that.
+
+    With a shim that confirms releases (see `releases`) only the request is recorded and
+    usage stays until the shim's release arrives; embedded without one, it is released now.
+    Asking twice for the same allocation is harmless.
+    """
+    if not p.releases.confirming:
+        release(p, app, key, timed_out=True, reason=message, at=at)
+        return
+    if p.releases.request(p.name, app.application_id, key, termination, message, replacement):
+        app.note(p.now() if at is None else at, "release-asked", f"{key}: {termination}"
+                 + (f" by {replacement}" if replacement else "") + f": {message}")
+        p.log.info("scheduler.release_asked", app=app.application_id, allocation=key,
+                   termination=termination, replacement=replacement or None)
 
 
 def after_release(p: Partition, app: Application, placeholder: bool, now: float) -> None:
@@ -176,7 +197,7 @@ def placeholder_timeout(p: Partition, app: Application, at: float) -> None:
     if app.state in (S.RUNNING, S.STARTING, S.COMPLETING):
         drop_asks(p, app, placeholder_asks, timed_out=True)
         for placeholder in app.placeholders():
-            release(p, app, placeholder.key, timed_out=True, reason="placeholder timeout", at=at)
+            ask_release(p, app, placeholder.key, "TIMEOUT", "placeholder timeout", at=at)
         return
     if app.state not in (S.NEW, S.ACCEPTED):
         return
@@ -185,8 +206,10 @@ def placeholder_timeout(p: Partition, app: Application, at: float) -> None:
                at)
     drop_asks(p, app, list(app.asks) if hard else placeholder_asks, timed_out=True)
     for placeholder in app.placeholders():
-        release(p, app, placeholder.key, timed_out=True, reason="placeholder timeout", at=at)
+        ask_release(p, app, placeholder.key, "TIMEOUT", "placeholder timeout", at=at)
     settled = _state_of(app)
+    if app.placeholder_allocated:
+        return  # the shim has yet to confirm; `after_release` moves the state on then
     if settled is S.RESUMING:
         transition(p, app, Trigger.RUN, "resumed as a normal application", at)
     elif settled is S.FAILING:

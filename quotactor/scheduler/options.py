@@ -25,8 +25,14 @@ class Timeouts:
 
 @dataclass(frozen=True, slots=True)
 class SchedulerOptions:
-    """Timeouts, how many events each application remembers, and the UGM call timeout."""
+    """Timeouts, how many events each application remembers, and the UGM call timeout.
+
+    `shim_confirms_releases`: releases the scheduler decides on (placeholder replacement and
+    timeout, preemption) wait for the shim's confirmation before usage changes, as a remote
+    shim needs (`quotactor serve`); False, the default, applies them at once (embedded).
+    """
 
     timeouts: Timeouts = field(default_factory=Timeouts)
     event_limit: int = DEFAULT_EVENT_LIMIT
     ugm_timeout: float = 30.0
+    shim_confirms_releases: bool = False

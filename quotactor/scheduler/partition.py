@@ -38,6 +38,7 @@ from quotactor.scheduler.placement import Placement, PlacementError, Request
 from quotactor.scheduler.queue import Queue
 from quotactor.scheduler.quota_preemption import max_snapshot, quota_changed
 from quotactor.scheduler.reasons import Wait
+from quotactor.scheduler.releases import Releases
 from quotactor.scheduler.spec import PartitionSpec
 from quotactor.scheduler.states import TERMINAL_STATES, ApplicationState, Trigger
 from quotactor.scheduler.timers import Deadlines
@@ -76,7 +77,9 @@ class Partition:
         self.log = partition_logger(spec.name)
         self.deadlines = Deadlines()
         self.contention = Contention()
-        """Reservations and preemption victims (issue 21; see `contention_step`)."""
+        """Reservations and preemption victims (see `contention_step`)."""
+        self.releases = Releases(options.shim_confirms_releases)
+        """Releases asked of the shim and not confirmed yet (see `releases`)."""
         self._seq = 0
 
     def now(self) -> float:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from quotactor.core.resources import Resource
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.application import Application, PendingAsk
-from quotactor.scheduler.contention import ReleaseRequest, Reservation, preempting_by_queue
+from quotactor.scheduler.contention import PreemptionVictim, Reservation, preempting_by_queue
 from quotactor.scheduler.node import Node
 from quotactor.scheduler.preemption_settings import (
     ATTEMPT_INTERVAL,
@@ -364,16 +364,19 @@ def mark_victim(p: Partition, allocation: Allocation, reason: str, preemptor_app
     node = p.nodes.nodes.get(allocation.node_id)
     if node is not None:
         node.allocations[allocation.application_id, allocation.key] = marked
-    request = ReleaseRequest(p.name, allocation.application_id, allocation.key,
-                             allocation.node_id, allocation.resource, victim_app.queue_path,
-                             "quota" if reason == "quota" else "preemption", preemptor_app,
-                             preemptor_ask, now)
+    request = PreemptionVictim(p.name, allocation.application_id, allocation.key,
+                               allocation.node_id, allocation.resource, victim_app.queue_path,
+                               "quota" if reason == "quota" else "preemption", preemptor_app,
+                               preemptor_ask, now)
     p.contention.victims[allocation.application_id, allocation.key] = request
     p.contention.outbox.append(request)
     p.contention.preempted[request.reason] += 1
     why = (f"preempted for ask {preemptor_ask} of {preemptor_app}" if reason != "quota"
            else f"preempted: queue {victim_app.queue_path} is above its lowered maximum")
     victim_app.note(now, "preempted", f"{allocation.key} on {allocation.node_id}: {why}")
+    if p.releases.confirming:  # a remote shim hears of it with the other release requests
+        p.releases.request(p.name, allocation.application_id, allocation.key,
+                           "PREEMPTED_BY_SCHEDULER", why)
     p.log.info("scheduler.preempted", app=allocation.application_id,
                allocation=allocation.key, node=allocation.node_id, reason=request.reason,
                preemptor=preemptor_app or None, ask=preemptor_ask or None)

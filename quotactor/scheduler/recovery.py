@@ -29,7 +29,7 @@ from quotactor.scheduler.application import Application
 from quotactor.scheduler.ask import Ask
 from quotactor.scheduler.booking import place
 from quotactor.scheduler.gang import Gang, PlaceholderData
-from quotactor.scheduler.lifecycle import run_deadlines, transition
+from quotactor.scheduler.lifecycle import drop_asks, run_deadlines, transition
 from quotactor.scheduler.placement import PlacementError
 from quotactor.scheduler.states import TERMINAL_STATES, ApplicationState, Trigger
 
@@ -42,6 +42,7 @@ __all__ = [
     "RecoveredNode",
     "RecoveryFeed",
     "feed_of",
+    "recover_allocations",
     "recover_partition",
 ]
 
@@ -129,6 +130,53 @@ def recover_partition(p: Partition, feed: PartitionFeed) -> None:
         app.unblock_asks()
     run_deadlines(p)
     p.log.info("scheduler.recovered", nodes=len(feed.nodes), applications=len(feed.applications))
+
+
+def recover_allocations(p: Partition, allocations: list[Allocation]) -> None:
+    """Re-add allocations a shim reports as running, as `_replay` books the feed's.
+
+    What already runs is never refused, so limits are relaxed meanwhile (as for a whole
+    feed); the usage, states and views end as a fresh placement of the same asks would leave
+    them. The same allocation reported again (same node and size) is a replay and changes
+    nothing. Each is checked before it is booked, so a bad one stops the batch there with the
+    ones before it kept (each a complete booking).
+    """
+    saved = p.ugm.config if p.ugm.config is not None else p.ugm.limit_table
+    p.ugm.update_config(_relaxed(p.ugm.limit_table))
+    try:
+        for allocation in sorted(allocations, key=lambda a: (a.allocated_at, a.key)):
+            _recover_one(p, allocation)
+    finally:
+        p.ugm.update_config(saved)
+
+
+def _recover_one(p: Partition, allocation: Allocation) -> None:
+    app = p.app(allocation.application_id)
+    key = allocation.key
+    existing = app.allocations.get(key)
+    if existing is not None:
+        if existing.node_id == allocation.node_id and existing.resource == allocation.resource:
+            return
+        raise InvalidRequest(f"allocation {key!r} of {app.application_id} exists already on"
+                             f" {existing.node_id} with {existing.resource}")
+    node = p.nodes.nodes.get(allocation.node_id)
+    if node is None:
+        raise InvalidRequest(f"recovered allocation {key!r} is on unknown node"
+                             f" {allocation.node_id!r}")
+    if app.state in TERMINAL_STATES or app.queue is None:
+        raise InvalidRequest(f"application {app.application_id} is {app.state.value}: it takes"
+                             " no allocations")
+    if allocation.placeholder and (app.gang is None or allocation.task_group not in
+                                   {g.name for g in app.gang.task_groups}):
+        raise InvalidRequest(f"placeholder {key!r} names no task group of"
+                             f" {app.application_id}'s gang")
+    at = p.now()
+    if key in app.asks:
+        drop_asks(p, app, (key,), timed_out=False)  # the ask it satisfies is not pending
+    if app.state is S.NEW:
+        transition(p, app, Trigger.RUN, "recovered", at)
+    p.accounting.charge(app, allocation.resource, enforce=False)
+    place(p, app, allocation, node, at)
 
 
 def _relaxed(table: LimitTable) -> LimitTable:

@@ -23,20 +23,26 @@ from quotactor.scheduler import cluster_views, views
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.ask import Ask
 from quotactor.scheduler.clock import Clock, SystemClock
-from quotactor.scheduler.contention import ReleaseRequest
+from quotactor.scheduler.contention import PreemptionVictim
 from quotactor.scheduler.events import Event
 from quotactor.scheduler.gang import Gang
 from quotactor.scheduler.info import ApplicationInfo, QueueInfo, application_info, queue_info
 from quotactor.scheduler.options import SchedulerOptions
 from quotactor.scheduler.partition import Partition
 from quotactor.scheduler.reasons import Wait
-from quotactor.scheduler.recovery import RecoveryFeed, feed_of, recover_partition
+from quotactor.scheduler.recovery import (
+    RecoveryFeed,
+    feed_of,
+    recover_allocations,
+    recover_partition,
+)
+from quotactor.scheduler.releases import ReleaseRequest, confirm_release
 from quotactor.scheduler.runner import PeriodicRunner
 from quotactor.scheduler.spec import DEFAULT_PARTITION, PartitionSpec, default_partition
 from quotactor.scheduler.states import ApplicationState
 from quotactor.ugm import UserGroupManager
 
-__all__ = ["CycleListener", "Scheduler", "SchedulerConfigSource"]
+__all__ = ["CycleListener", "ReleaseListener", "Scheduler", "SchedulerConfigSource"]
 
 log = get_logger()
 
@@ -45,6 +51,9 @@ SchedulerConfigSource = Any
 
 CycleListener = Callable[[list[Allocation]], None]
 """Told, with the scheduler's lock held, the allocations each cycle made (often none)."""
+
+ReleaseListener = Callable[[list[ReleaseRequest]], None]
+"""Told, with the scheduler's lock held, the releases the scheduler asks its shim for."""
 
 
 class Scheduler:
@@ -63,6 +72,7 @@ class Scheduler:
         self._cycles = 0
         self._runner: PeriodicRunner | None = None
         self._listeners: list[CycleListener] = []
+        self._release_listeners: list[ReleaseListener] = []
         self.started_ns = time.time_ns()
 
     @classmethod
@@ -188,9 +198,66 @@ class Scheduler:
 
     def release(self, application_id: str, allocation_key: str, *,
                 partition: str = DEFAULT_PARTITION) -> Allocation:
-        """The shim confirms an allocation is gone; returns it."""
+        """The shim confirms an allocation is gone; returns it (see `confirm_release`)."""
+        return self.confirm_release(application_id, allocation_key, partition=partition)[0]
+
+    def confirm_release(self, application_id: str, allocation_key: str, *,
+                        partition: str = DEFAULT_PARTITION
+                        ) -> tuple[Allocation, Allocation | None]:
+        """The shim confirms an allocation is gone, asked for or not: usage drops only now.
+
+        Returns the released allocation and, when it was a placeholder the scheduler asked to
+        release for a replacement, the real allocation booked in its place (news for the shim).
+        """
         with self._lock:
-            return self._partition(partition).release(application_id, allocation_key)
+            done = confirm_release(self._partition(partition), application_id, allocation_key)
+            self._deliver_releases()
+            return done
+
+    def recover_allocations(self, allocations: Iterable[Allocation]) -> None:
+        """Re-add allocations the shim reports as still running (YuniKorn's recovery).
+
+        Their applications must be known and their nodes registered. Limits are not enforced
+        (the work already runs), and usage ends as if the scheduler had placed them;
+        reporting the same allocation again changes nothing.
+        """
+        with self._lock:
+            batch = list(allocations)
+            for name in sorted({a.partition for a in batch}):
+                recover_allocations(self._partition(name),
+                                    [a for a in batch if a.partition == name])
+
+    def add_release_listener(self, listener: ReleaseListener) -> Callable[[], None]:
+        """Tell `listener` every release the scheduler asks its shim for; returns the undo.
+
+        Only a scheduler started with `SchedulerOptions(shim_confirms_releases=True)` asks:
+        the shim releases the allocation and confirms with `confirm_release`.
+        """
+        with self._lock:
+            self._release_listeners.append(listener)
+
+        def remove() -> None:
+            with self._lock:
+                if listener in self._release_listeners:
+                    self._release_listeners.remove(listener)
+
+        return remove
+
+    def pending_releases(self, *, partition: str = DEFAULT_PARTITION) -> list[ReleaseRequest]:
+        """Releases asked for and not confirmed by the shim yet, oldest first."""
+        with self._lock:
+            return list(self._partition(partition).releases.asked.values())
+
+    def _deliver_releases(self) -> None:
+        requests = [r for name in sorted(self._partitions)
+                    for r in self._partitions[name].releases.take()]
+        if not requests:
+            return
+        for listener in list(self._release_listeners):
+            try:
+                listener(requests)
+            except Exception:  # an observer's failure must not fail the step that asked
+                log.exception("scheduler.release_listener_failed")
 
     def resize(self, application_id: str, allocation_key: str, resource: ResourceLike, *,
                partition: str = DEFAULT_PARTITION) -> Wait | None:
@@ -217,6 +284,7 @@ class Scheduler:
             for name in sorted(self._partitions):
                 made.extend(self._partitions[name].schedule())
             self._cycles += 1
+            self._deliver_releases()
             for listener in list(self._listeners):
                 try:
                     listener(made)
@@ -258,6 +326,7 @@ class Scheduler:
         with self._lock:
             for name in sorted(self._partitions):
                 self._partitions[name].run_deadlines()
+            self._deliver_releases()
 
     def next_timer(self) -> float | None:
         """When the earliest pending timeout is due (for simulators that jump in time)."""
@@ -267,7 +336,7 @@ class Scheduler:
             known = [d for d in due if d is not None]
             return min(known) if known else None
 
-    def release_requests(self) -> list[ReleaseRequest]:
+    def release_requests(self) -> list[PreemptionVictim]:
         """Allocations preempted since the last call, which the shim should release.
 
         Each victim is handed out once. It stays allocated, and counted for its user, group
@@ -275,7 +344,7 @@ class Scheduler:
         `"preempted": true` in the application view.
         """
         with self._lock:
-            out: list[ReleaseRequest] = []
+            out: list[PreemptionVictim] = []
             for name in sorted(self._partitions):
                 out.extend(self._partitions[name].contention.take_requests())
             return out
@@ -438,19 +507,6 @@ class Scheduler:
             parts = self._partitions.values()
             return (sum(len(p.apps) for p in parts),
                     sum(len(n.allocations) for p in parts for n in p.nodes.nodes.values()))
-
-    # -- serving ---------------------------------------------------------------------------
-
-    def serve_rest(self, host: str = "127.0.0.1", port: int = 0, **options: Any) -> Any:
-        """Serve YuniKorn's REST API and the shim API for this scheduler from a daemon thread.
-
-        Returns the running `quotactor.rest.RestServer` (stop it before the scheduler);
-        `options` go to `quotactor.rest.serve_scheduler` (for example `shim_token`,
-        `admin_token`). Imported here so the scheduler does not depend on the web stack.
-        """
-        from quotactor.rest.scheduler.server import serve_scheduler
-
-        return serve_scheduler(self, host=host, port=port, **options)
 
     # -- recovery --------------------------------------------------------------------------
 

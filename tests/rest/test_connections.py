@@ -13,14 +13,14 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from quotactor.rest import RestServer
+from quotactor.rest import RestServer, serve
 from quotactor.scheduler import Scheduler
 
 
 @pytest.fixture
 def server() -> Iterator[RestServer]:
     with Scheduler.start() as scheduler:
-        running: RestServer = scheduler.serve_rest()
+        running: RestServer = serve(scheduler)
         try:
             yield running
         finally:
@@ -46,7 +46,7 @@ def test_200_idle_connections_leave_a_normal_request_fast(server) -> None:
 
 def test_a_client_hoarding_connections_cannot_take_the_others_slots() -> None:
     with Scheduler.start() as scheduler:
-        server = scheduler.serve_rest(connections_per_client=50, limit_concurrency=60)
+        server = serve(scheduler, connections_per_client=50, limit_concurrency=60)
         parts = urlsplit(server.url)
         try:
             with ExitStack() as stack:
@@ -118,7 +118,7 @@ def test_every_request_is_logged_once(server, access_lines) -> None:
 def test_the_access_log_can_be_turned_off(caplog) -> None:
     caplog.set_level(logging.INFO, logger="quotactor")
     with Scheduler.start() as scheduler:
-        quiet = scheduler.serve_rest(access_log=False)
+        quiet = serve(scheduler, access_log=False)
         try:
             httpx.get(f"{quiet.url}/partitions", timeout=5.0)
         finally:

@@ -12,7 +12,7 @@ import pytest
 
 from quotactor import UserGroup
 from quotactor.client import encode_name
-from quotactor.rest import RestServer
+from quotactor.rest import RestServer, serve
 from quotactor.rest.scheduler.bridge import SchedulerBridge
 from quotactor.scheduler import Ask, Scheduler
 
@@ -50,7 +50,7 @@ def scheduler() -> Iterator[Scheduler]:
 
 @pytest.fixture
 def api(scheduler: Scheduler) -> Iterator[httpx.Client]:
-    server: RestServer = scheduler.serve_rest()
+    server: RestServer = serve(scheduler)
     try:
         with httpx.Client(base_url=server.url, timeout=10.0) as client:
             yield client
@@ -231,7 +231,7 @@ def test_unknown_partition_node_and_state_are_4xx(api) -> None:
 
 
 def test_put_config_goes_through_update_config(scheduler) -> None:
-    server: RestServer = scheduler.serve_rest(admin_token="adm")
+    server: RestServer = serve(scheduler, admin_token="adm")
     bearer = {"Authorization": "Bearer adm"}
     try:
         with httpx.Client(base_url=server.url, timeout=10.0, headers=bearer) as admin:

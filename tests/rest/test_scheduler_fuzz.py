@@ -22,7 +22,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from quotactor import UserGroup
-from quotactor.rest import RestServer
+from quotactor.rest import RestServer, serve
 from quotactor.scheduler import Ask, Scheduler
 
 SHIM = "fuzz-shim-token"
@@ -37,7 +37,7 @@ def live() -> Iterator[RestServer]:
         scheduler.submit("app-1", UserGroup("sue", ["dev"]), queue="root.a",
                          asks=[Ask("k1", {"vcore": 1000})])
         scheduler.schedule()
-        server: RestServer = scheduler.serve_rest(shim_token=SHIM)
+        server: RestServer = serve(scheduler, shim_token=SHIM)
         try:
             yield server
         finally:

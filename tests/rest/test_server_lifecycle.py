@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from quotactor import rest
 from quotactor.rest import start_rest_server
 from quotactor.ugm import UserGroupManager
 
@@ -64,7 +65,7 @@ def test_stopping_with_an_open_keep_alive_connection_is_prompt(ugm) -> None:
 
 def test_the_manager_stops_the_server_it_started(serve) -> None:
     manager = UserGroupManager.start(partition="default", timeout=20.0)
-    server = manager.serve_rest(port=0)
+    server = rest.serve(manager, port=0)
     assert httpx.get(f"{server.url}/partition/default/usage/users").status_code == 200
     manager.stop()
     assert not server.running

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from quotactor.client import Client, ServiceError
-from quotactor.rest import RestServer
+from quotactor.rest import RestServer, serve
 from quotactor.scheduler import Scheduler
 
 SHIM = "shim-secret"
@@ -38,7 +38,7 @@ def scheduler() -> Iterator[Scheduler]:
 
 @pytest.fixture
 def server(scheduler: Scheduler) -> Iterator[RestServer]:
-    running: RestServer = scheduler.serve_rest(shim_token=SHIM, admin_token=ADMIN)
+    running: RestServer = serve(scheduler, shim_token=SHIM, admin_token=ADMIN)
     try:
         yield running
     finally:
@@ -68,7 +68,7 @@ def test_writes_need_the_shim_token_not_the_admin_one(server) -> None:
 
 
 def test_without_a_shim_token_the_shim_api_is_off(scheduler) -> None:
-    server = scheduler.serve_rest()
+    server = serve(scheduler)
     try:
         response = httpx.post(f"{server.url}/shim/nodes", json={"nodes": []},
                               headers={"Authorization": "Bearer anything"})
@@ -83,7 +83,7 @@ def test_a_shim_feeds_the_scheduler_and_reads_its_decisions(shim, scheduler) -> 
     accepted = shim.add_application("app-1", "sue", groups=["dev"], queue="root.a")
     assert accepted["accepted"] == [{"applicationID": "app-1"}]
     assert shim.ask("app-1", "k1", {"vcore": 1000}) == {"rejectedAllocations": [],
-                                                         "released": []}
+                                                         "released": [], "new": []}
     scheduler.schedule()
     page = shim.decisions(after=0, wait=5.0)
     (allocation,) = page.allocations()
@@ -143,9 +143,15 @@ def test_protobuf_json_forms_are_accepted(shim, scheduler) -> None:
     ("/shim/allocations", {"allocations": [{"allocationKey": "k", "applicationID": "a"}]},
      "allocations.0.resourcePerAlloc"),
     ("/shim/allocations", {"allocations": [{"allocationKey": "k", "applicationID": "a",
-                                            "nodeID": "n1", "resourcePerAlloc": {
+                                            "placeholder": True, "taskGroupName": "tg",
+                                            "resourcePerAlloc": {
                                                 "resources": {"vcore": {"value": 1}}}}]},
-     "allocations.0.nodeID"),
+     "allocations.0.placeholder"),
+    ("/shim/allocations", {"allocations": [{"allocationKey": "k", "applicationID": "a",
+                                            "placeholder": True, "nodeID": "n1",
+                                            "resourcePerAlloc": {
+                                                "resources": {"vcore": {"value": 1}}}}]},
+     "allocations.0.taskGroupName"),
     ("/shim/allocations", {"releases": {"allocationsToRelease": [{"applicationID": "a"}]}},
      "allocationKey"),
 ])
@@ -235,7 +241,7 @@ def test_service_errors_carry_yunikorns_error_body(server) -> None:
 
 
 def test_a_trickled_body_is_a_408_not_a_held_connection(scheduler) -> None:
-    server = scheduler.serve_rest(shim_token=SHIM, body_timeout=0.3)
+    server = serve(scheduler, shim_token=SHIM, body_timeout=0.3)
     try:
         parts = urlsplit(server.url)
         with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:

@@ -8,7 +8,7 @@ import pytest
 
 from quotactor.cli import main
 from quotactor.client import Client
-from quotactor.rest import RestServer
+from quotactor.rest import RestServer, serve
 from quotactor.scheduler import Scheduler
 from quotactor.sim.cluster import uniform_cluster
 from quotactor.sim.remote import replay_remote
@@ -29,7 +29,7 @@ partitions:
 def service() -> Iterator[tuple[Scheduler, RestServer]]:
     with Scheduler.start(CONFIG) as scheduler:
         scheduler.start_background(0.01)
-        server: RestServer = scheduler.serve_rest(shim_token=SHIM)
+        server: RestServer = serve(scheduler, shim_token=SHIM)
         try:
             yield scheduler, server
         finally:

@@ -9,6 +9,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from quotactor import UserGroup
+from quotactor.rest import serve
 from quotactor.rest.scheduler.metrics import TenantSelection
 from quotactor.scheduler import Ask, Scheduler
 
@@ -45,7 +46,7 @@ def scheduler() -> Iterator[Scheduler]:
 
 def _samples(scheduler: Scheduler, **options: object) -> dict[str, list[tuple[dict[str, str],
                                                                                 float]]]:
-    server = scheduler.serve_rest(**options)
+    server = serve(scheduler, **options)
     try:
         text = httpx.get(f"{server.url}/metrics", timeout=10.0).text
     finally:
@@ -96,7 +97,7 @@ def test_every_user_only_when_asked_and_none_when_told(scheduler) -> None:
 
 
 def test_allocation_latency_is_observed(scheduler) -> None:
-    server = scheduler.serve_rest()
+    server = serve(scheduler)
     try:
         scheduler.submit("late", UserGroup("zed", []), queue="root.a",
                          asks=[Ask("k", {"slots": 1})])
@@ -116,7 +117,7 @@ def test_a_scrape_stays_small_with_thousands_of_users() -> None:
         for i in range(many):  # usage alone is enough to make a user a tenant
             assert ugm.increase_tracked_resource("root.a", f"app-{i}", {"slots": 1 + i % 2},
                                                  UserGroup(f"u{i}", ["g"]))
-        server = scheduler.serve_rest()
+        server = serve(scheduler)
         try:
             text = httpx.get(f"{server.url}/metrics", timeout=30.0).text
         finally:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from quotactor import UserGroup
-from quotactor.scheduler import Ask
+from quotactor.scheduler import Ask, ReleaseRequest, SchedulerOptions
 
 SUE = UserGroup("sue", ["dev"])
 BOB = UserGroup("bob", ["ops"])
@@ -382,3 +382,27 @@ def test_an_interrupted_preemption_leaves_nothing_half_done(start_scheduler, clo
     clock.advance(15)
     s.schedule()
     assert victims(s) == ["l2", "l3"]
+
+
+def test_a_remote_shim_is_asked_to_release_a_victim_and_usage_waits_for_it(start_scheduler,
+                                                                            clock, assert_books):
+    s = start_scheduler(TWO_QUEUES, options=SchedulerOptions(shim_confirms_releases=True))
+    heard: list[ReleaseRequest] = []
+    s.add_release_listener(heard.extend)
+    s.add_node("n1", {"vcore": 4000})
+    fill_low(s, clock)
+    s.submit("high-app", SUE, queue="root.high", asks=[Ask("h0", ONE)])
+    clock.advance(10)
+    s.schedule()
+    (asked,) = heard
+    assert (asked.application_id, asked.allocation_key, asked.termination) == \
+        ("low-app", "l3", "PREEMPTED_BY_SCHEDULER")
+    assert s.pending_releases() == [asked]
+    s.schedule()
+    assert s.queue("root.low").allocated == {"vcore": 4000}
+    assert_books(s)
+    released, replacement = s.confirm_release("low-app", "l3")
+    assert (released.key, replacement) == ("l3", None)
+    assert s.pending_releases() == [] and victims(s) == ["l3"]
+    assert [(a.application_id, a.node_id) for a in s.schedule()] == [("high-app", "n1")]
+    assert_books(s)

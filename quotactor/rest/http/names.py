@@ -1,20 +1,25 @@
 """Names taken from raw path segments, decoded the way YuniKorn's clients encode them.
 
-A user may be called `a/b` or `x@corp.com`, so routing on the decoded path would split or
-mangle names. The router therefore matches the raw path (see `rawpath`), and each segment is
-decoded here: percent-decoded once, and once more if the result still holds a `%` (YuniKorn's
-own clients double-encode). A `%` not followed by two hex digits is a bad escape, as in Go's
-`url.QueryUnescape`, and is reported with the same text.
+A user may be called `a/b` or `x@corp.com`, so routing on the decoded path would split or mangle
+names: servers hand applications a percent-decoded `path`, in which `/usage/user/a%2Fb` has
+become `/usage/user/a/b` and no longer matches `{user}`. `RawPathRouting` therefore puts the raw
+path (as received, still encoded) in its place before routing (static segments must be sent
+unencoded, as every client does), and each segment is decoded here: percent-decoded once, and
+once more if the result still holds a `%` (YuniKorn's own clients double-encode). A `%` not
+followed by two hex digits is a bad escape, as in Go's `url.QueryUnescape`, and is reported with
+the same text.
 """
 
 from __future__ import annotations
 
 import json
 
+from starlette.types import ASGIApp, Receive, Scope, Send
+
 from quotactor.core.identity import GROUP_NAME, USER_NAME, WILDCARD
 from quotactor.rest.http.errors import ApiError
 
-__all__ = ["decode_segment", "group_name", "user_name"]
+__all__ = ["RawPathRouting", "decode_segment", "group_name", "user_name"]
 
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 
@@ -67,3 +72,18 @@ def group_name(raw: str) -> str:
     if name != WILDCARD and GROUP_NAME.fullmatch(name) is None:
         raise ApiError(400, "Invalid group name", f"not a valid group name: {name!r}")
     return name
+
+
+class RawPathRouting:
+    """ASGI middleware: `scope["path"]` becomes the raw path of HTTP requests."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            raw = scope.get("raw_path")
+            if raw is not None:
+                scope = dict(scope)
+                scope["path"] = raw.decode("latin-1")
+        await self.app(scope, receive, send)

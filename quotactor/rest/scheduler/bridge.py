@@ -16,10 +16,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from quotactor.core.errors import InvalidRequest
-from quotactor.rest.scheduler.feed import CHANGE_DETAILS, Feed, event_record
+from quotactor.rest.scheduler.feed import CHANGE_DETAILS, RELEASE_DETAILS, Feed, event_record
 from quotactor.scheduler import Allocation, ApplicationInfo, ApplicationState, Scheduler
+from quotactor.scheduler.releases import ReleaseRequest
 
-__all__ = ["HISTORY_SAMPLES", "SchedulerBridge", "si_allocation", "si_resource"]
+__all__ = ["HISTORY_SAMPLES", "SchedulerBridge", "allocated_records", "si_allocation",
+           "si_resource"]
 
 HISTORY_SAMPLES = 1440
 """A day of history at YuniKorn's default interval of one sample per minute."""
@@ -62,10 +64,12 @@ class SchedulerBridge:
         self._lock = threading.Lock()
         self.sample()  # the history starts when serving does, not a minute later
         self._remove_listener = scheduler.add_cycle_listener(self._on_cycle)
+        self._remove_release_listener = scheduler.add_release_listener(self._on_releases)
 
     def close(self) -> None:
-        """Stop listening to the scheduler's cycles; safe to call twice."""
+        """Stop listening to the scheduler's cycles and release requests; safe twice."""
         self._remove_listener()
+        self._remove_release_listener()
 
     # -- what shims own --------------------------------------------------------------------
 
@@ -120,7 +124,7 @@ class SchedulerBridge:
                 key = (allocation.partition, allocation.application_id)
                 if key not in infos:
                     infos[key] = self._info(*key)
-                records.extend(_allocated_records(allocation, infos[key]))
+                records.extend(allocated_records(allocation, infos[key]))
                 by_owner.setdefault(self.owner(*key), []).append(si_allocation(allocation))
             records.extend(self._state_records((p, a, i) for (p, a), i in infos.items()))
             self.events.publish(records)
@@ -129,6 +133,22 @@ class SchedulerBridge:
         if time.monotonic() >= self._next_sample:
             self._next_sample = time.monotonic() + self.history_interval
             self.sample()
+
+    def _on_releases(self, requests: list[ReleaseRequest]) -> None:
+        """The scheduler asks shims to release allocations: `allocationResponse.released`,
+        which the owning shim confirms by releasing them with the same `terminationType`."""
+        by_owner: dict[str, list[dict[str, Any]]] = {}
+        self.events.publish([event_record(
+            "APP", r.application_id, "SET", RELEASE_DETAILS[r.termination],
+            reference=r.allocation_key, message=f"release asked of the shim: {r.message}")
+            for r in requests])
+        for r in requests:
+            by_owner.setdefault(self.owner(r.partition, r.application_id), []).append({
+                "partitionName": r.partition, "applicationID": r.application_id,
+                "allocationKey": r.allocation_key, "terminationType": r.termination,
+                "message": r.message})
+        self.decisions.publish([{"rmID": rm_id, "allocationResponse": {"released": asked}}
+                                for rm_id, asked in sorted(by_owner.items())])
 
     def _info(self, partition: str, application_id: str) -> ApplicationInfo | None:
         try:
@@ -150,7 +170,7 @@ class SchedulerBridge:
             return list(self._history)
 
 
-def _allocated_records(allocation: Allocation, info: ApplicationInfo | None
+def allocated_records(allocation: Allocation, info: ApplicationInfo | None
                        ) -> list[dict[str, Any]]:
     res = dict(allocation.resource.items())
     key = allocation.key

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Feed", "Page", "event_record"]
+__all__ = ["RELEASE_DETAILS", "Feed", "Page", "event_record"]
 
 DEFAULT_CAPACITY = 100_000
 
@@ -33,9 +33,15 @@ CHANGE_DETAILS = {
     "APP_RUNNING": 206, "APP_COMPLETING": 207, "APP_COMPLETED": 208, "APP_FAILING": 209,
     "APP_FAILED": 210, "APP_RESUMING": 211, "APP_EXPIRED": 212,
     "NODE_DECOMISSION": 300, "NODE_SCHEDULABLE": 302, "NODE_ALLOC": 303, "NODE_CAPACITY": 304,
-    "QUEUE_ALLOC": 406, "ALLOC_CANCEL": 500, "ALLOC_NODEREMOVED": 504,
+    "QUEUE_ALLOC": 406, "ALLOC_CANCEL": 500, "ALLOC_PREEMPT": 501, "ALLOC_TIMEOUT": 502,
+    "ALLOC_REPLACED": 503, "ALLOC_NODEREMOVED": 504,
     "UG_USER_RESOURCE": 603, "UG_GROUP_RESOURCE": 604,
 }
+
+
+RELEASE_DETAILS = {"PLACEHOLDER_REPLACED": "ALLOC_REPLACED", "TIMEOUT": "ALLOC_TIMEOUT",
+                   "PREEMPTED_BY_SCHEDULER": "ALLOC_PREEMPT"}
+"""The change detail of a release by its `terminationType` (the RM's own: `ALLOC_CANCEL`)."""
 
 
 def event_record(kind: str, object_id: str, change: str, detail: str, *, message: str = "",

@@ -1,6 +1,6 @@
 """A scheduler served over HTTP: YuniKorn's REST API, its events and the shim API, in one call.
 
-`serve_scheduler(scheduler)` (or `scheduler.serve_rest()`) starts the REST server over every
+`serve_scheduler(scheduler)` (or `serve(scheduler)`) starts the REST server over every
 partition of the scheduler: the usage, config, health and metrics endpoints of the user group
 managers, the scheduler's read endpoints, the event feed and, with a `shim_token`, the shim
 API. `PUT /config` goes through `Scheduler.update_config` (an invalid config changes nothing).
@@ -22,7 +22,7 @@ from quotactor.rest.shim.routes import shim_router
 from quotactor.scheduler import Scheduler
 from quotactor.ugm import UserGroupManager
 
-__all__ = ["SchedulerManagers", "serve_scheduler"]
+__all__ = ["SchedulerManagers", "serve", "serve_scheduler"]
 
 
 class SchedulerManagers(Mapping[str, UserGroupManager]):
@@ -74,3 +74,22 @@ def serve_scheduler(scheduler: Scheduler, host: str = "127.0.0.1", port: int = 0
     server.on_stop(bridge.close)
     server.on_stop(stop_observing)
     return server
+
+
+def serve(target: Scheduler | UserGroupManager, host: str = "127.0.0.1", port: int = 0,
+          **options: Any) -> RestServer:
+    """Serve a scheduler or one user group manager from a daemon thread; the one entry point.
+
+    A `Scheduler` gets everything (`serve_scheduler`: YuniKorn's read endpoints, events, the
+    shim API with `shim_token`, its managers' usage); stop the server before the scheduler. A
+    `UserGroupManager` gets its usage API (`start_rest_server`), and the server stops with the
+    manager. `options` go to those functions (for example `admin_token`). The dependency runs
+    one way: the web layer knows the scheduler and the managers, never the reverse.
+    """
+    if isinstance(target, Scheduler):
+        return serve_scheduler(target, host, port, **options)
+    if isinstance(target, UserGroupManager):
+        server = start_rest_server({target.partition: target}, host=host, port=port, **options)
+        target.on_stop(server.stop)
+        return server
+    raise TypeError(f"serve takes a Scheduler or a UserGroupManager, got {type(target).__name__}")

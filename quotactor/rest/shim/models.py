@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
 
 __all__ = [
     "AddApplicationRequest",
@@ -31,6 +31,7 @@ __all__ = [
     "Quantity",
     "RemoveApplicationRequest",
     "SiResource",
+    "TaskGroupSpec",
     "UserGroupInformation",
 ]
 
@@ -95,9 +96,23 @@ class AddApplicationRequest(_Message):
     partitionName: str = ""
     ugi: UserGroupInformation
     tags: dict[str, str] = Field(default_factory=dict, max_length=256)
-    executionTimeoutMilliSeconds: int = 0
-    placeholderAsk: SiResource | None = None
-    gangSchedulingStyle: str = ""
+    executionTimeoutMilliSeconds: int = Field(default=0, description=(
+        "a gang's placeholder timeout (0: 15 minutes)"))
+    placeholderAsk: SiResource | None = Field(default=None, description=(
+        "a gang's placeholder total; must equal the task groups' (tag "
+        "yunikorn.apache.org/task-groups)"))
+    gangSchedulingStyle: str = Field(default="", description="Soft (default) or Hard")
+
+
+class TaskGroupSpec(_Message):
+    """One task group of the `yunikorn.apache.org/task-groups` application tag."""
+
+    name: Name
+    minMember: int = Field(ge=1, le=MAX_ITEMS)
+    minResource: dict[Name, Annotated[int, Field(ge=0, lt=2**63)]] = Field(max_length=64)
+
+
+TASK_GROUPS = TypeAdapter(list[TaskGroupSpec])
 
 
 class RemoveApplicationRequest(_Message):
@@ -121,11 +136,14 @@ class Allocation(_Message):
     allocationTags: dict[str, str] = Field(default_factory=dict, max_length=256)
     resourcePerAlloc: SiResource | None = None
     priority: int = Field(default=0, ge=-(2**31), lt=2**31)
-    nodeID: str = ""
+    nodeID: str = Field(default="", description=(
+        "set: an existing allocation the shim recovers (booked without limit checks)"))
     applicationID: Name
     partitionName: str = ""
-    taskGroupName: str = ""
-    placeholder: bool = False
+    taskGroupName: str = Field(default="", description=(
+        "a real ask of this task group replaces one of its placeholders"))
+    placeholder: bool = Field(default=False, description=(
+        "only on a recovered placeholder: the scheduler creates placeholders"))
     originator: bool = False
     preemptionPolicy: PreemptionPolicy | None = None
 
@@ -206,15 +224,22 @@ class ReleasedAllocation(_Answer):
 
 
 class AllocationAnswer(_Answer):
-    """The asks the scheduler refused at once, and what the releases released."""
+    """The asks (and recovered allocations) the scheduler refused at once, what the releases
+    released, and the real allocations that took the place of placeholders whose release the
+    scheduler had asked for (`PLACEHOLDER_REPLACED`), also sent as a decision."""
 
     rejectedAllocations: list[RejectedAllocation]
     released: list[ReleasedAllocation]
+    new: list[dict[str, Any]]
 
 
 class Decision(_Answer):
     """One decision: exactly one of `allocationResponse` (`new`, `released`,
-    `rejectedAllocations`), `applicationResponse` or `nodeResponse`, for the shim `rmID`."""
+    `rejectedAllocations`), `applicationResponse` or `nodeResponse`, for the shim `rmID`.
+
+    `allocationResponse.released` with `terminationType` `PLACEHOLDER_REPLACED`, `TIMEOUT` or
+    `PREEMPTED_BY_SCHEDULER` is the scheduler asking the shim to release an allocation: usage
+    changes only when the shim releases it with the same `terminationType`."""
 
     id: int
     rmID: str

@@ -6,6 +6,14 @@ scheduler decides later (allocations made by its cycles, and the rejections and 
 writes caused) is read from `GET /shim/decisions?after=N`, a long-poll that resumes after the
 last decision the shim saw.
 
+Gangs declare their task groups in an application tag (see `shim.gang`); allocations sent
+with `nodeID` set are existing ones the shim recovers after a restart (booked without limit
+checks, as YuniKorn's recovery does). Releases the scheduler decides on (a placeholder replaced
+by its real ask, placeholders timed out, later preemption victims) reach the shim as
+`allocationResponse.released` decisions; they change usage only when the shim releases the
+allocation in turn, and a confirmed `PLACEHOLDER_REPLACED` books the real allocation, listed
+in the answer's `new` and as a decision.
+
 Two kinds of failure, as in YuniKorn: a request that is malformed (a field missing, of the
 wrong type, a negative size, an unknown partition) is a 400 naming the field, and nothing
 changes; a well-formed item the scheduler refuses (an ask for an unknown application) is
@@ -26,13 +34,15 @@ from fastapi.responses import JSONResponse
 from quotactor.core.errors import InvalidRequest
 from quotactor.core.identity import UserGroup
 from quotactor.rest.auth import require_shim
+from quotactor.rest.http.body import JsonBodyRoute
 from quotactor.rest.http.errors import ApiError
 from quotactor.rest.scheduler.bridge import SchedulerBridge, si_allocation
 from quotactor.rest.scheduler.feed import event_record
 from quotactor.rest.schemas import ErrorInfo
+from quotactor.rest.shim import apply
 from quotactor.rest.shim import models as si
-from quotactor.rest.shim.content import JsonBodyRoute
-from quotactor.scheduler import ApplicationState, Ask, Scheduler
+from quotactor.rest.shim.gang import gang_of
+from quotactor.scheduler import Allocation, Ask, Scheduler
 from quotactor.scheduler.spec import DEFAULT_PARTITION
 from quotactor.scheduler.states import TERMINAL_STATES
 
@@ -92,7 +102,7 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
         accepted: list[dict[str, str]] = []
         rejected: list[dict[str, str]] = []
         for node, partition, capacity in plan:
-            reason = _apply_node(scheduler, bridge, request.rmID, node, partition, capacity)
+            reason = apply.apply_node(scheduler, bridge, request.rmID, node, partition, capacity)
             if reason is None:
                 accepted.append({"nodeID": node.nodeID})
             else:
@@ -104,25 +114,23 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
 
     @router.post("/shim/applications", response_model=None,
                  responses={200: {"model": si.ApplicationAnswer}},
-                 summary="Add or remove applications (ApplicationRequest)")
+                 summary="Add (gangs too) or remove applications (ApplicationRequest)")
     def applications(request: si.ApplicationRequest) -> JSONResponse:
         news = []
         for i, app in enumerate(request.new):
             partition = _partition(scheduler, app.partitionName, f"new.{i}.partitionName")
-            if app.placeholderAsk is not None or app.gangSchedulingStyle:
-                raise ApiError(400, "Invalid request", f"new.{i}.placeholderAsk: gang "
-                               "scheduling is not offered through the shim API yet")
             try:
                 user = UserGroup(app.ugi.user, list(app.ugi.groups))
             except InvalidRequest as exc:
                 raise ApiError(400, "Invalid request", f"new.{i}.ugi: {exc}") from None
-            news.append((app, partition, user))
+            news.append((app, partition, user, gang_of(app, f"new.{i}")))
         removes = [(gone, _partition(scheduler, gone.partitionName, f"remove.{i}.partitionName"))
                    for i, gone in enumerate(request.remove)]
         accepted: list[dict[str, str]] = []
         rejected: list[dict[str, str]] = []
-        for app, partition, user in news:
-            reason = _add_application(scheduler, bridge, request.rmID, app, partition, user)
+        for app, partition, user, gang in news:
+            reason = apply.add_application(scheduler, bridge, request.rmID, app, partition, user,
+                                      gang)
             if reason is None:
                 accepted.append({"applicationID": app.applicationID})
             else:
@@ -149,18 +157,21 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
 
     @router.post("/shim/allocations", response_model=None,
                  responses={200: {"model": si.AllocationAnswer}},
-                 summary="Add asks and release allocations (AllocationRequest)")
+                 summary="Add asks, recover running allocations (nodeID), release allocations "
+                 "or confirm releases the scheduler asked for (AllocationRequest)")
     def allocations(request: si.AllocationRequest) -> JSONResponse:
         asks = []
+        existing = []
         for i, allocation in enumerate(request.allocations):
             field = f"allocations.{i}"
             partition = _partition(scheduler, allocation.partitionName, f"{field}.partitionName")
-            if allocation.nodeID:
-                raise ApiError(400, "Invalid request", f"{field}.nodeID: recovering existing "
-                               "allocations is not offered through the shim API yet")
-            if allocation.placeholder:
+            if allocation.placeholder and not allocation.nodeID:
                 raise ApiError(400, "Invalid request", f"{field}.placeholder: placeholders "
-                               "are created by the scheduler, not by the shim")
+                               "are created by the scheduler from the application's task "
+                               "groups, not asked for by the shim")
+            if allocation.placeholder and not allocation.taskGroupName:
+                raise ApiError(400, "Invalid request", f"{field}.taskGroupName: a recovered "
+                               "placeholder names its task group")
             resource = _resource(allocation.resourcePerAlloc, f"{field}.resourcePerAlloc",
                                  positive=True)
             try:
@@ -168,23 +179,39 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
                           task_group=allocation.taskGroupName, tags=allocation.allocationTags)
             except InvalidRequest as exc:
                 raise ApiError(400, "Invalid request", f"{field}: {exc}") from None
-            asks.append((allocation, partition, ask))
+            if allocation.nodeID:
+                now = scheduler.clock.now()  # when it started is the shim's secret
+                existing.append((allocation, Allocation(
+                    ask.key, allocation.applicationID, partition, allocation.nodeID,
+                    ask.resource, ask.priority, allocation.placeholder, ask.task_group,
+                    requested_at=now, allocated_at=now)))
+            else:
+                asks.append((allocation, partition, ask))
         releases = request.releases.allocationsToRelease if request.releases else []
         targets = [(release, _partition(
             scheduler, release.partitionName,
             f"releases.allocationsToRelease.{i}.partitionName")) for i, release in
             enumerate(releases)]
-        rejected: list[dict[str, str]] = []
+        rejected = apply.recover(scheduler, bridge, [recovered for _, recovered in existing])
         for allocation, partition, ask in asks:
-            reason = _add_ask(scheduler, bridge, allocation, partition, ask)
+            reason = apply.add_ask(scheduler, bridge, allocation, partition, ask)
             if reason is not None:
                 rejected.append({"allocationKey": ask.key,
                                  "applicationID": allocation.applicationID, "reason": reason})
-        released = [done for release, partition in targets
-                    for done in [_release(scheduler, bridge, release, partition)] if done]
+        released = []
+        made: list[dict[str, Any]] = []
+        for release, partition in targets:
+            done = apply.release(scheduler, bridge, release, partition)
+            if done is not None:
+                released.append(done[0])
+                if done[1] is not None:
+                    made.append(si_allocation(done[1]))
         if rejected:
             bridge.decide(request.rmID, "allocationResponse", {"rejectedAllocations": rejected})
-        return JSONResponse({"rejectedAllocations": rejected, "released": released})
+        if made:
+            bridge.decide(request.rmID, "allocationResponse", {"new": made})
+        return JSONResponse({"rejectedAllocations": rejected, "released": released,
+                             "new": made})
 
     @router.get("/shim/decisions", response_model=None,
                 responses={200: {"model": si.Decisions}},
@@ -213,135 +240,3 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
                              "missed": after + 1 < page.lowest, "decisions": found})
 
     return router
-
-
-def _apply_node(scheduler: Scheduler, bridge: SchedulerBridge, rm_id: str, node: si.NodeInfo,
-                partition: str, capacity: dict[str, int]) -> str | None:
-    """Carry out one node action; None when done (or already so), else why not."""
-    node_id = node.nodeID
-    try:
-        if node.action in ("CREATE", "CREATE_DRAIN"):
-            schedulable = node.action == "CREATE"
-            existing = scheduler.node_view(node_id, partition)
-            if existing is not None:
-                same = existing["capacity"] == dict(sorted(capacity.items()))
-                return None if same else f"node {node_id!r} exists with another capacity"
-            scheduler.add_node(node_id, capacity, partition=partition, schedulable=schedulable,
-                               attributes=node.attributes)
-            bridge.events.publish([event_record("NODE", node_id, "ADD", "DETAILS_NONE",
-                                                resource=capacity, message="node added")])
-        elif node.action == "UPDATE":
-            scheduler.update_node(node_id, partition=partition,
-                                  capacity=capacity if node.schedulableResource else None)
-            bridge.events.publish([event_record("NODE", node_id, "SET", "NODE_CAPACITY",
-                                                resource=capacity)])
-        elif node.action in ("DRAIN_NODE", "DRAIN_TO_SCHEDULABLE"):
-            schedulable = node.action == "DRAIN_TO_SCHEDULABLE"
-            scheduler.update_node(node_id, partition=partition, schedulable=schedulable)
-            bridge.events.publish([event_record("NODE", node_id, "SET", "NODE_SCHEDULABLE",
-                                                message=f"schedulable={schedulable}")])
-        else:  # DECOMISSION
-            if scheduler.node_view(node_id, partition) is None:
-                return None  # gone already
-            gone = scheduler.remove_node(node_id, partition=partition)
-            bridge.events.publish([event_record("NODE", node_id, "REMOVE", "NODE_DECOMISSION")]
-                                  + [event_record("APP", a.application_id, "REMOVE",
-                                                  "ALLOC_NODEREMOVED", reference=a.key,
-                                                  resource=dict(a.resource.items()))
-                                     for a in gone])
-            for allocation in gone:
-                owner = bridge.owner(partition, allocation.application_id) or rm_id
-                bridge.decide(owner, "allocationResponse", {"released": [{
-                    "partitionName": partition, "applicationID": allocation.application_id,
-                    "allocationKey": allocation.key, "terminationType": "STOPPED_BY_RM",
-                    "message": f"node {node_id} removed"}]})
-    except InvalidRequest as exc:
-        return str(exc)
-    return None
-
-
-def _add_application(scheduler: Scheduler, bridge: SchedulerBridge, rm_id: str,
-                     app: si.AddApplicationRequest, partition: str, user: UserGroup
-                     ) -> str | None:
-    try:
-        info = scheduler.submit(app.applicationID, user, queue=app.queueName,
-                                partition=partition, tags=app.tags)
-    except InvalidRequest as exc:
-        try:
-            existing = scheduler.application(app.applicationID, partition=partition)
-        except InvalidRequest:
-            return str(exc)
-        if existing.user.user != user.user:
-            return f"application {app.applicationID!r} exists for another user"
-        if existing.state is ApplicationState.REJECTED:
-            return existing.rejected_message or "rejected"
-        return None  # a replay
-    bridge.claim(partition, app.applicationID, rm_id)
-    if info.state is ApplicationState.REJECTED:
-        bridge.events.publish([event_record("APP", app.applicationID, "NONE", "APP_REJECT",
-                                            message=info.rejected_message)])
-        return info.rejected_message or "rejected"
-    bridge.events.publish([
-        event_record("APP", app.applicationID, "ADD", "APP_NEW", reference=info.queue_path),
-        event_record("QUEUE", info.queue_path, "ADD", "DETAILS_NONE",
-                     reference=app.applicationID, message="application added"),
-    ])
-    bridge.note_state(partition, app.applicationID)
-    return None
-
-
-def _add_ask(scheduler: Scheduler, bridge: SchedulerBridge, allocation: si.Allocation,
-             partition: str, ask: Ask) -> str | None:
-    app_id = allocation.applicationID
-    try:
-        scheduler.add_ask(app_id, ask, partition=partition)
-    except InvalidRequest as exc:
-        try:
-            info = scheduler.application(app_id, partition=partition)
-        except InvalidRequest:
-            return str(exc)
-        if any(a.key == ask.key for a in info.allocations):
-            return None  # allocated already: a replay
-        return str(exc)
-    bridge.events.publish([event_record("APP", app_id, "ADD", "APP_REQUEST", reference=ask.key,
-                                        resource=dict(ask.resource.items()))])
-    bridge.note_state(partition, app_id)
-    return None
-
-
-def _release(scheduler: Scheduler, bridge: SchedulerBridge, release: si.AllocationRelease,
-             partition: str) -> dict[str, Any] | None:
-    """Release an allocation or withdraw a pending ask; None when there was neither."""
-    app_id, key = release.applicationID, release.allocationKey
-    try:
-        gone = scheduler.release(app_id, key, partition=partition)
-    except InvalidRequest:
-        try:
-            scheduler.remove_ask(app_id, key, partition=partition)
-        except InvalidRequest:
-            return None  # nothing by that key: released already, a replay
-        bridge.events.publish([event_record("APP", app_id, "REMOVE", "REQUEST_CANCEL",
-                                            reference=key)])
-        return {"partitionName": partition, "applicationID": app_id, "allocationKey": key,
-                "terminationType": release.terminationType, "message": "ask withdrawn"}
-    resource = dict(gone.resource.items())
-    records = [
-        event_record("APP", app_id, "REMOVE", "ALLOC_CANCEL", reference=key, resource=resource),
-        event_record("NODE", gone.node_id, "REMOVE", "NODE_ALLOC", reference=key,
-                     resource=resource),
-    ]
-    try:
-        info = scheduler.application(app_id, partition=partition)
-        records += [
-            event_record("QUEUE", info.queue_path, "REMOVE", "QUEUE_ALLOC", reference=app_id,
-                         resource=resource),
-            event_record("USERGROUP", info.user.user, "REMOVE", "UG_USER_RESOURCE",
-                         reference=info.queue_path, resource=resource),
-        ]
-    except InvalidRequest:
-        pass  # the application went meanwhile; its own records say so
-    bridge.events.publish(records)
-    bridge.note_state(partition, app_id)
-    return {**{k: v for k, v in si_allocation(gone).items()
-               if k in ("partitionName", "applicationID", "allocationKey")},
-            "terminationType": release.terminationType, "message": release.message}
