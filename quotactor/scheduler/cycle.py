@@ -35,7 +35,7 @@ from quotactor.scheduler.queue import Queue, current_priority
 from quotactor.scheduler.reasons import Wait
 
 if TYPE_CHECKING:
-    from quotactor.scheduler.partition import Partition
+    from quotactor.scheduler.context import PartitionContext
 
 __all__ = ["Cycle"]
 
@@ -43,7 +43,7 @@ __all__ = ["Cycle"]
 class Cycle:
     """The state of one cycle: heaps built on first visit, and what each app may still use."""
 
-    def __init__(self, partition: Partition) -> None:
+    def __init__(self, partition: PartitionContext) -> None:
         self.p = partition
         self.allocations: list[Allocation] = []
         self._capacity = partition.nodes.capacity
