@@ -1,7 +1,10 @@
 """What happens around state changes: timers, leaving the queue, releases and their effects.
 
 These functions are the partition's own procedures, kept apart from its public entry points:
-each one takes the partition it works in. The tracker rules of seed 000 show up here as
+each one takes the `PartitionCore` it works in (nodes, queues, accounting, timers,
+applications), never the whole `Partition`, so this module does not import `partition`.
+
+The tracker rules of seed 000 show up here as
 `Accounting.refund(..., remove_app=app.idle)`: the release that leaves an application with
 nothing allocated and nothing pending is the one that ends it for its user and group.
 """

@@ -1,9 +1,10 @@
 """A partition: its nodes, queue tree, placement rules, applications and user group manager.
 
 The partition is where the scheduler's entry points for one partition live. It validates each
-request, then hands the work to the procedures of `lifecycle` and `booking`, which share its
-clock, deadlines and accounting. It is not thread-safe by itself; `Scheduler` serialises
-every call.
+request, then hands the work to the procedures of `lifecycle`, `booking`, `cycle` and the
+contention steps. They see it only through the protocols of `context` (`PartitionCore`,
+`PartitionContext`), which it satisfies structurally: they never import this module, so the
+dependencies run one way. It is not thread-safe by itself; `Scheduler` serialises every call.
 """
 
 from __future__ import annotations
