@@ -7,7 +7,9 @@ each of them imported `partition`, which imported them back: no module of the sc
 be read or changed on its own, and nothing said which parts of the partition a step relies on.
 
 They now take one of these protocols instead. `Partition` satisfies both structurally and is
-the only implementation; it imports the procedures, they import only this module.
+the only implementation; it imports the procedures, they import only this module. Every member
+is read-only here: a procedure changes the nodes, queues or records it is given, but cannot
+swap one of them for another behind the partition's back.
 
 - `PartitionCore` is enough to move an application through its states and to book or release
   an allocation: the nodes, the queue tree, the accounting, the timers and the applications.
@@ -40,15 +42,24 @@ __all__ = ["PartitionContext", "PartitionCore"]
 class PartitionCore(Protocol):
     """The books of a partition: enough to change an application's state and its allocations."""
 
-    name: str
-    options: SchedulerOptions
-    log: Any
-    nodes: NodeSet
-    queues: Hierarchy
-    accounting: Accounting
-    deadlines: Deadlines
-    apps: dict[str, Application]
-    gang_apps: dict[str, Application]
+    @property
+    def name(self) -> str: ...
+    @property
+    def options(self) -> SchedulerOptions: ...
+    @property
+    def log(self) -> Any: ...
+    @property
+    def nodes(self) -> NodeSet: ...
+    @property
+    def queues(self) -> Hierarchy: ...
+    @property
+    def accounting(self) -> Accounting: ...
+    @property
+    def deadlines(self) -> Deadlines: ...
+    @property
+    def apps(self) -> dict[str, Application]: ...
+    @property
+    def gang_apps(self) -> dict[str, Application]: ...
 
     def now(self) -> float: ...
 
@@ -58,9 +69,13 @@ class PartitionCore(Protocol):
 class PartitionContext(PartitionCore, Protocol):
     """The books plus what one scheduling cycle reads and records around them."""
 
-    spec: PartitionSpec
-    ugm: UserGroupManager
-    contention: Contention
-    fresh: dict[str, Application]
+    @property
+    def spec(self) -> PartitionSpec: ...
+    @property
+    def ugm(self) -> UserGroupManager: ...
+    @property
+    def contention(self) -> Contention: ...
+    @property
+    def fresh(self) -> dict[str, Application]: ...
 
     def set_wait(self, app: Application, wait: Wait | None) -> None: ...

@@ -74,8 +74,9 @@ class Cycle:
         Nothing can normally be placed for them in this cycle, so trying them records the
         first obstacle each one meets.
         """
-        fresh, self.p.fresh = self.p.fresh, {}
-        for app in sorted(fresh.values(), key=lambda a: a.seq):
+        fresh = sorted(self.p.fresh.values(), key=lambda a: a.seq)
+        self.p.fresh.clear()
+        for app in fresh:
             if app.asks and app.queue is not None:
                 allocation = self._allocate_app(app.queue, app)
                 if allocation is not None:
