@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING
 from quotactor.core.identity import UserGroup
 from quotactor.core.resources import Resource
 from quotactor.scheduler.allocation import Allocation
-from quotactor.scheduler.ask import Ask
+from quotactor.scheduler.ask import MIN_PRIORITY, Ask
 from quotactor.scheduler.events import Event, EventLog
 from quotactor.scheduler.gang import Gang, PlaceholderData
-from quotactor.scheduler.queue import MIN_PRIORITY
 from quotactor.scheduler.reasons import Wait
 from quotactor.scheduler.states import ApplicationState, Trigger, next_state
 

@@ -13,7 +13,10 @@ from types import MappingProxyType
 from quotactor.core.errors import InvalidRequest
 from quotactor.core.resources import Resource, ResourceLike
 
-__all__ = ["Ask"]
+__all__ = ["MIN_PRIORITY", "Ask"]
+
+MIN_PRIORITY = -(2**31)
+"""The priority of nothing pending (YuniKorn's `MinPriority`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,14 +20,15 @@ from quotactor.scheduler.reasons import Wait
 from quotactor.scheduler.states import ApplicationState, Trigger
 
 if TYPE_CHECKING:
-    from quotactor.scheduler.partition import Partition
+    from quotactor.scheduler.context import PartitionCore
 
 __all__ = ["allocate", "place", "replace", "resize", "retire_placeholder"]
 
 S = ApplicationState
 
 
-def allocate(p: Partition, app: Application, pending: PendingAsk, node: Node) -> Allocation | Wait:
+def allocate(p: PartitionCore, app: Application, pending: PendingAsk,
+             node: Node) -> Allocation | Wait:
     """Turn an ask into an allocation on `node`, or say which limit refused it."""
     ask = pending.ask
     wait = p.accounting.charge(app, ask.resource)
@@ -42,7 +43,7 @@ def allocate(p: Partition, app: Application, pending: PendingAsk, node: Node) ->
     return allocation
 
 
-def place(p: Partition, app: Application, allocation: Allocation, node: Node,
+def place(p: PartitionCore, app: Application, allocation: Allocation, node: Node,
           now: float) -> None:
     """Book an already charged allocation on its node and application, and move the state."""
     first_placeholder = allocation.placeholder and not app.placeholder_allocated
@@ -66,7 +67,7 @@ def place(p: Partition, app: Application, allocation: Allocation, node: Node,
         transition(p, app, Trigger.RUN, "all placeholders allocated", now)
 
 
-def replace(p: Partition, app: Application, pending: PendingAsk,
+def replace(p: PartitionCore, app: Application, pending: PendingAsk,
             placeholder: Allocation) -> Allocation:
     """Swap a placeholder for the real ask in its place; usage shrinks by the difference."""
     ask = pending.ask
@@ -100,7 +101,7 @@ def replace(p: Partition, app: Application, pending: PendingAsk,
     return allocation
 
 
-def retire_placeholder(p: Partition, app: Application, placeholder: Allocation,
+def retire_placeholder(p: PartitionCore, app: Application, placeholder: Allocation,
                        ask_key: str) -> None:
     """A real ask larger than its group's placeholders: release them, it goes on its own."""
     group = placeholder.task_group
@@ -110,7 +111,7 @@ def retire_placeholder(p: Partition, app: Application, placeholder: Allocation,
                 f"placeholder smaller than real ask {ask_key}")
 
 
-def resize(p: Partition, app: Application, key: str, resource: Resource) -> Wait | None:
+def resize(p: PartitionCore, app: Application, key: str, resource: Resource) -> Wait | None:
     """Change an allocation's size in place; growth is charged (and may be refused) first."""
     allocation = app.allocations.get(key)
     if allocation is None:

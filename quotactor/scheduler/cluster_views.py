@@ -42,7 +42,7 @@ def queue_view(p: Partition, path: str, subtree: bool) -> dict[str, Any] | None:
         return None
     priorities: dict[str, int] = {}
     current_priority(p.queues.root, priorities)
-    view = _queue(p, queue, priorities, preempting_by_queue(p))
+    view = _queue(p, queue, priorities, preempting_by_queue(p.contention, p.apps))
     if not subtree:
         view["childNames"] = [child["queuename"] for child in view.pop("children")]
     return view

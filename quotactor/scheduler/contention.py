@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Literal
 from quotactor.core.resources import Resource
 
 if TYPE_CHECKING:
-    from quotactor.scheduler.application import PendingAsk
-    from quotactor.scheduler.partition import Partition
+    from collections.abc import Mapping
+
+    from quotactor.scheduler.application import Application, PendingAsk
 
 __all__ = ["AskKey", "Contention", "PreemptionVictim", "Reservation", "preempting_by_queue"]
 
@@ -101,18 +102,18 @@ class Contention:
         out, self.outbox = self.outbox, []
         return out
 
-    def forget_released(self, p: Partition) -> None:
+    def forget_released(self, apps: Mapping[str, Application]) -> None:
         """Drop the records of victims that are gone (released, or their application); the
         per-ask records of asks that are gone are swept every 64 cycles (they only cost
         memory, and a long backlog would make a sweep per cycle expensive)."""
-        for key in [k for k in self.victims if not _still_preempted(p, k)]:
+        for key in [k for k in self.victims if not _still_preempted(apps, k)]:
             del self.victims[key]
         self._cycles += 1
         if self._cycles % 64:
             return
-        for key in [k for k, v in self.triggered.items() if not _pending(p, k, v)]:
+        for key in [k for k, v in self.triggered.items() if not _pending(apps, k, v)]:
             del self.triggered[key]
-        for key in [k for k, v in self.checked.items() if not _pending(p, k, v[0])]:
+        for key in [k for k, v in self.checked.items() if not _pending(apps, k, v[0])]:
             del self.checked[key]
 
     def has_triggered(self, key: AskKey, pending: PendingAsk) -> bool:
@@ -123,24 +124,25 @@ class Contention:
         return entry[1] if entry is not None and entry[0] is pending else None
 
 
-def _still_preempted(p: Partition, key: AskKey) -> bool:
-    app = p.apps.get(key[0])
+def _still_preempted(apps: Mapping[str, Application], key: AskKey) -> bool:
+    app = apps.get(key[0])
     allocation = app.allocations.get(key[1]) if app is not None else None
     return allocation is not None and allocation.preempted
 
 
-def _pending(p: Partition, key: AskKey, pending: PendingAsk) -> bool:
-    app = p.apps.get(key[0])
+def _pending(apps: Mapping[str, Application], key: AskKey, pending: PendingAsk) -> bool:
+    app = apps.get(key[0])
     return app is not None and app.asks.get(key[1]) is pending
 
 
-def preempting_by_queue(p: Partition) -> dict[str, Resource]:
+def preempting_by_queue(contention: Contention,
+                        apps: Mapping[str, Application]) -> dict[str, Resource]:
     """What each queue (with its ancestors) is about to lose to confirmed victims."""
     out: dict[str, Resource] = {}
-    for key, request in p.contention.victims.items():
-        if not _still_preempted(p, key):
+    for key, request in contention.victims.items():
+        if not _still_preempted(apps, key):
             continue
-        app = p.apps[key[0]]
+        app = apps[key[0]]
         if app.queue is None:
             continue
         for level in app.queue.lineage():

@@ -23,24 +23,24 @@ from quotactor.scheduler.reasons import Wait
 from quotactor.scheduler.reservation import allocate_reserved, reservation_wait, try_reserve
 
 if TYPE_CHECKING:
-    from quotactor.scheduler.partition import Partition
+    from quotactor.scheduler.context import PartitionContext
 
 __all__ = ["MAX_PREEMPTION_ATTEMPTS", "after_walk", "before_walk"]
 
 MAX_PREEMPTION_ATTEMPTS = 10
 
 
-def before_walk(p: Partition) -> list[Allocation]:
+def before_walk(p: PartitionContext) -> list[Allocation]:
     c = p.contention
     c.next_wake = None
-    c.forget_released(p)
+    c.forget_released(p.apps)
     run_due(p)
     if not c.reservations:
         return []
     return allocate_reserved(p)
 
 
-def after_walk(p: Partition) -> None:
+def after_walk(p: PartitionContext) -> None:
     if not p.nodes.nodes:
         return
     now = p.now()
@@ -68,14 +68,14 @@ def after_walk(p: Partition) -> None:
                 p.set_wait(holder, reservation_wait(p, reservation, holder))
 
 
-def _fits_no_node(p: Partition, app: Application, pending: PendingAsk) -> bool:
+def _fits_no_node(p: PartitionContext, app: Application, pending: PendingAsk) -> bool:
     queue = app.queue
     resource = pending.ask.resource
     return queue is not None and queue.over_max(resource) is None \
         and p.nodes.find_fit(resource) is None
 
 
-def _waiting(p: Partition, can_reserve: bool,
+def _waiting(p: PartitionContext, can_reserve: bool,
              can_preempt: bool) -> list[tuple[Application, PendingAsk]]:
     """The unreserved asks that nodes or their queue's maximum hold back, in the order the
     walk would reach them: priority (with the queues' offsets) first, then the queue furthest
@@ -135,7 +135,7 @@ def _waiting(p: Partition, can_reserve: bool,
     return [(app, pending) for *_, app, pending in found]
 
 
-def _limit_lifted(p: Partition, app: Application, pending: PendingAsk) -> None:
+def _limit_lifted(p: PartitionContext, app: Application, pending: PendingAsk) -> None:
     """A user or group limit held the ask back, but its counter has moved since and the walk
     never reached the ask again (no node has room for it): if the limit no longer holds it,
     say that nodes do, so the reason shown is the one that applies now."""

@@ -36,7 +36,7 @@ from quotactor.scheduler.queue import Queue, current_priority
 from quotactor.scheduler.reasons import Wait
 
 if TYPE_CHECKING:
-    from quotactor.scheduler.partition import Partition
+    from quotactor.scheduler.context import PartitionContext
 
 __all__ = ["Cycle"]
 
@@ -44,7 +44,7 @@ __all__ = ["Cycle"]
 class Cycle:
     """The state of one cycle: heaps built on first visit, and what each app may still use."""
 
-    def __init__(self, partition: Partition) -> None:
+    def __init__(self, partition: PartitionContext) -> None:
         self.p = partition
         self.allocations: list[Allocation] = []
         self._capacity = partition.nodes.capacity
@@ -75,8 +75,9 @@ class Cycle:
         Nothing can normally be placed for them in this cycle, so trying them records the
         first obstacle each one meets.
         """
-        fresh, self.p.fresh = self.p.fresh, {}
-        for app in sorted(fresh.values(), key=lambda a: a.seq):
+        fresh = sorted(self.p.fresh.values(), key=lambda a: a.seq)
+        self.p.fresh.clear()
+        for app in fresh:
             if app.asks and app.queue is not None:
                 allocation = self._allocate_app(app.queue, app)
                 if allocation is not None:

@@ -1,7 +1,10 @@
 """What happens around state changes: timers, leaving the queue, releases and their effects.
 
 These functions are the partition's own procedures, kept apart from its public entry points:
-each one takes the partition it works in. The tracker rules of seed 000 show up here as
+each one takes the `PartitionCore` it works in (nodes, queues, accounting, timers,
+applications), never the whole `Partition`, so this module does not import `partition`.
+
+The tracker rules of seed 000 show up here as
 `Accounting.refund(..., remove_app=app.idle)`: the release that leaves an application with
 nothing allocated and nothing pending is the one that ends it for its user and group.
 """
@@ -16,7 +19,7 @@ from quotactor.scheduler.application import Application
 from quotactor.scheduler.states import ApplicationState, Trigger, next_state
 
 if TYPE_CHECKING:
-    from quotactor.scheduler.partition import Partition
+    from quotactor.scheduler.context import PartitionCore
     from quotactor.scheduler.releases import Termination
 
 __all__ = [
@@ -34,7 +37,7 @@ S = ApplicationState
 _ENDINGS = frozenset({S.COMPLETED, S.FAILED, S.REJECTED})
 
 
-def transition(p: Partition, app: Application, trigger: Trigger, message: str = "",
+def transition(p: PartitionCore, app: Application, trigger: Trigger, message: str = "",
                at: float | None = None) -> None:
     """Fire `trigger` and run what entering the new state means (a no-op if it stays put)."""
     old = app.state
@@ -65,12 +68,12 @@ def transition(p: Partition, app: Application, trigger: Trigger, message: str = 
         p.forget(app)
 
 
-def _state_deadline(p: Partition, app: Application, when: float) -> None:
+def _state_deadline(p: PartitionCore, app: Application, when: float) -> None:
     """The current state ends by itself at `when` (unless the state changes before)."""
     p.deadlines.set(when, app.application_id, app.seq, "state", app.state_token)
 
 
-def finish(p: Partition, app: Application, now: float) -> None:
+def finish(p: PartitionCore, app: Application, now: float) -> None:
     """The application is done: it leaves its queue (which may then go away)."""
     app.finished_at = now
     app.placeholder_token += 1
@@ -83,7 +86,7 @@ def finish(p: Partition, app: Application, now: float) -> None:
             p.log.info("scheduler.queue_removed", queue=path)
 
 
-def run_deadlines(p: Partition) -> None:
+def run_deadlines(p: PartitionCore) -> None:
     """Run every timeout that is due, in time order, each at its own deadline."""
     now = p.now()
     while (due := p.deadlines.pop_due(now)) is not None:
@@ -97,7 +100,7 @@ def run_deadlines(p: Partition) -> None:
             _state_timeout(p, app, due.when)
 
 
-def _state_timeout(p: Partition, app: Application, at: float) -> None:
+def _state_timeout(p: PartitionCore, app: Application, at: float) -> None:
     if app.state is S.STARTING:
         transition(p, app, Trigger.RUN, "starting timeout", at)
     elif app.state is S.COMPLETING:
@@ -112,7 +115,7 @@ def _state_timeout(p: Partition, app: Application, at: float) -> None:
         transition(p, app, Trigger.EXPIRE, "", at)
 
 
-def release(p: Partition, app: Application, key: str, *, timed_out: bool, reason: str,
+def release(p: PartitionCore, app: Application, key: str, *, timed_out: bool, reason: str,
             at: float | None = None) -> Allocation:
     """Remove an allocation: node, then user/group and queue (ending the app if idle)."""
     now = p.now() if at is None else at
@@ -136,7 +139,7 @@ def release(p: Partition, app: Application, key: str, *, timed_out: bool, reason
     return allocation
 
 
-def ask_release(p: Partition, app: Application, key: str, termination: Termination,
+def ask_release(p: PartitionCore, app: Application, key: str, termination: Termination,
                 message: str, *, replacement: str = "", at: float | None = None) -> None:
     """The scheduler wants allocation `key` gone: the one way it asks the shim for that.
 
@@ -154,7 +157,7 @@ def ask_release(p: Partition, app: Application, key: str, termination: Terminati
                    termination=termination, replacement=replacement or None)
 
 
-def after_release(p: Partition, app: Application, placeholder: bool, now: float) -> None:
+def after_release(p: PartitionCore, app: Application, placeholder: bool, now: float) -> None:
     """The state an application moves to once an allocation of it is gone."""
     state = app.state
     if state is S.FAILING:
@@ -172,7 +175,7 @@ def after_release(p: Partition, app: Application, placeholder: bool, now: float)
             transition(p, app, Trigger.COMPLETE, "no allocations and nothing pending", now)
 
 
-def drop_asks(p: Partition, app: Application, keys: Iterable[str], *, timed_out: bool) -> None:
+def drop_asks(p: PartitionCore, app: Application, keys: Iterable[str], *, timed_out: bool) -> None:
     """Forget pending asks (placeholder asks count as timed out when `timed_out`)."""
     queue = app.queue
     for key in list(keys):
@@ -183,7 +186,7 @@ def drop_asks(p: Partition, app: Application, keys: Iterable[str], *, timed_out:
             app.count_timed_out(ask.task_group)
 
 
-def placeholder_timeout(p: Partition, app: Application, at: float) -> None:
+def placeholder_timeout(p: PartitionCore, app: Application, at: float) -> None:
     """Placeholders were not all replaced in time (seed 000's soft and hard cases).
 
     A started application just loses its unused placeholders. One that never started resumes

@@ -1,9 +1,10 @@
 """A partition: its nodes, queue tree, placement rules, applications and user group manager.
 
 The partition is where the scheduler's entry points for one partition live. It validates each
-request, then hands the work to the procedures of `lifecycle` and `booking`, which share its
-clock, deadlines and accounting. It is not thread-safe by itself; `Scheduler` serialises
-every call.
+request, then hands the work to the procedures of `lifecycle`, `booking`, `cycle` and the
+contention steps. They see it only through the protocols of `context` (`PartitionCore`,
+`PartitionContext`), which it satisfies structurally: they never import this module, so the
+dependencies run one way. It is not thread-safe by itself; `Scheduler` serialises every call.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from quotactor.scheduler.accounting import Accounting
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.application import Application
 from quotactor.scheduler.ask import Ask
-from quotactor.scheduler.booking import resize
+from quotactor.scheduler.booking import replace, resize
 from quotactor.scheduler.clock import Clock
 from quotactor.scheduler.contention import Contention
 from quotactor.scheduler.cycle import Cycle
@@ -278,12 +279,22 @@ class Partition:
                 and not app.allocations:
             transition(self, app, Trigger.COMPLETE, "last ask removed")
 
-    def release(self, application_id: str, key: str) -> Allocation:
-        """The RM confirms an allocation is gone (pod finished or deleted)."""
+    def release(self, application_id: str, key: str) -> tuple[Allocation, Allocation | None]:
+        """The RM confirms an allocation is gone (pod finished or deleted), asked for or not:
+        (the released allocation, the real allocation that replaced it, if it was a
+        placeholder the scheduler asked to release with `PLACEHOLDER_REPLACED`)."""
         app = self.app(application_id)
         if key not in app.allocations:
             raise InvalidRequest(f"application {application_id} has no allocation {key!r}")
-        return release(self, app, key, timed_out=True, reason="released by the RM")
+        request = self.releases.settle(application_id, key)
+        if request is not None and request.termination == "PLACEHOLDER_REPLACED":
+            pending = app.asks.get(request.replacement)
+            if pending is not None:
+                placeholder = app.allocations[key]
+                return placeholder, replace(self, app, pending, placeholder)
+        reason = "released by the RM" if request is None else \
+            f"released by the RM on request ({request.termination}): {request.message}"
+        return release(self, app, key, timed_out=True, reason=reason), None
 
     def resize(self, application_id: str, key: str, resource: ResourceLike) -> Wait | None:
         app = self.app(application_id)

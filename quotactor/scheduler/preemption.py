@@ -43,7 +43,7 @@ from quotactor.scheduler.queue import Queue
 from quotactor.scheduler.reservation import limits_hold, reserve
 
 if TYPE_CHECKING:
-    from quotactor.scheduler.partition import Partition
+    from quotactor.scheduler.context import PartitionContext
 
 __all__ = ["mark_victim", "mark_victims", "may_preempt", "try_preempt", "unmark_victims",
            "victim_order"]
@@ -51,7 +51,7 @@ __all__ = ["mark_victim", "mark_victims", "may_preempt", "try_preempt", "unmark_
 _EMPTY = Resource()
 
 
-def may_preempt(p: Partition, app: Application, pending: PendingAsk, now: float) -> bool:
+def may_preempt(p: PartitionContext, app: Application, pending: PendingAsk, now: float) -> bool:
     """The preconditions on the ask; registers when a waiting ask becomes eligible."""
     ask = pending.ask
     leaf = app.queue
@@ -145,7 +145,7 @@ def _fence_root(leaf: Queue, ask_priority: int, ask: Resource) -> tuple[Queue, d
         queue = queue.parent
 
 
-def _candidates(p: Partition, fence: Queue, leaf: Queue, priorities: dict[str, int],
+def _candidates(p: PartitionContext, fence: Queue, leaf: Queue, priorities: dict[str, int],
                 ask: Resource) -> list[tuple[Allocation, Queue]]:
     """Every allocation under `fence` that the ask's priority may take."""
     found: list[tuple[Allocation, Queue]] = []
@@ -245,7 +245,7 @@ def _cost(victims: Iterable[tuple[Allocation, Queue]], capacity: Resource) -> tu
     return (total, count)
 
 
-def _incoming(p: Partition, own: tuple[str, str]) -> dict[str, Resource]:
+def _incoming(p: PartitionContext, own: tuple[str, str]) -> dict[str, Resource]:
     """Per queue, the asks that preempted and hold their node until the victims go."""
     out: dict[str, Resource] = {}
     for key, reservation in p.contention.reservations.items():
@@ -260,7 +260,7 @@ def _incoming(p: Partition, own: tuple[str, str]) -> dict[str, Resource]:
     return out
 
 
-def try_preempt(p: Partition, app: Application, pending: PendingAsk, now: float) -> bool:
+def try_preempt(p: PartitionContext, app: Application, pending: PendingAsk, now: float) -> bool:
     """Try to make room for the ask by preemption; True if victims were chosen."""
     ask = pending.ask
     leaf = app.queue
@@ -275,7 +275,7 @@ def try_preempt(p: Partition, app: Application, pending: PendingAsk, now: float)
     if not candidates:
         return False
     best: tuple[tuple[float, int, str], Node, list[tuple[Allocation, Queue]]] | None = None
-    preempting = preempting_by_queue(p)
+    preempting = preempting_by_queue(p.contention, p.apps)
     incoming = _incoming(p, key)
     for node_id in sorted(p.nodes.nodes):
         node = p.nodes.nodes[node_id]
@@ -307,7 +307,7 @@ def try_preempt(p: Partition, app: Application, pending: PendingAsk, now: float)
     return True
 
 
-def _restore(p: Partition, key: tuple[str, str], held: Reservation | None,
+def _restore(p: PartitionContext, key: tuple[str, str], held: Reservation | None,
              victims: list[Allocation]) -> None:
     """Undo an interrupted preemption: victims unmarked, the ask's reservation as before."""
     c = p.contention
@@ -323,7 +323,7 @@ def _restore(p: Partition, key: tuple[str, str], held: Reservation | None,
     unmark_victims(p, victims)
 
 
-def mark_victims(p: Partition, allocations: list[Allocation], reason: str,
+def mark_victims(p: PartitionContext, allocations: list[Allocation], reason: str,
                  preemptor_app: str, preemptor_ask: str, now: float) -> None:
     """Mark every victim, or none if interrupted (a KeyboardInterrupt included)."""
     done: list[Allocation] = []
@@ -336,7 +336,7 @@ def mark_victims(p: Partition, allocations: list[Allocation], reason: str,
         raise
 
 
-def unmark_victims(p: Partition, allocations: list[Allocation]) -> None:
+def unmark_victims(p: PartitionContext, allocations: list[Allocation]) -> None:
     """Put victims back as they were before `mark_victim` (their release not requested)."""
     c = p.contention
     for allocation in allocations:
@@ -355,7 +355,7 @@ def unmark_victims(p: Partition, allocations: list[Allocation]) -> None:
             node.allocations[key] = allocation
 
 
-def mark_victim(p: Partition, allocation: Allocation, reason: str, preemptor_app: str,
+def mark_victim(p: PartitionContext, allocation: Allocation, reason: str, preemptor_app: str,
                 preemptor_ask: str, now: float) -> None:
     """Mark `allocation` preempted, tell its application, and ask the shim to release it."""
     victim_app = p.apps[allocation.application_id]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from quotactor.core.identity import UserGroup
 from quotactor.core.resources import Resource
 from quotactor.scheduler.acl import Acl
+from quotactor.scheduler.ask import MIN_PRIORITY
 from quotactor.scheduler.spec import QueueSpec, TemplateSpec
 
 if TYPE_CHECKING:
@@ -32,8 +33,6 @@ SORT_PRIORITY = "application.sort.priority"
 PRIORITY_POLICY = "priority.policy"
 PRIORITY_OFFSET = "priority.offset"
 _NOT_INHERITED = (PRIORITY_POLICY, PRIORITY_OFFSET)
-MIN_PRIORITY = -(2**31)
-"""The priority of nothing pending (YuniKorn's `MinPriority`)."""
 _EMPTY: Mapping[str, str] = MappingProxyType({})
 
 

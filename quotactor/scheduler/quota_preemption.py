@@ -25,7 +25,7 @@ from quotactor.scheduler.preemption_settings import quota_preemption_delay
 from quotactor.scheduler.queue import Queue
 
 if TYPE_CHECKING:
-    from quotactor.scheduler.partition import Partition
+    from quotactor.scheduler.context import PartitionContext
 
 __all__ = ["MaxSnapshot", "max_snapshot", "quota_changed", "run_due"]
 
@@ -33,7 +33,7 @@ MaxSnapshot = dict[str, tuple[Mapping[str, int] | None, float]]
 _EMPTY = Resource()
 
 
-def max_snapshot(p: Partition) -> MaxSnapshot:
+def max_snapshot(p: PartitionContext) -> MaxSnapshot:
     """Each queue's maximum and quota preemption delay, before a configuration change."""
     return {q.path: (q.max_resources, quota_preemption_delay(q)) for q in p.queues.root.walk()}
 
@@ -44,7 +44,7 @@ def _excess(queue: Queue, used: Resource) -> Resource:
                      if used.get(n, 0) > cap})
 
 
-def quota_changed(p: Partition, before: MaxSnapshot) -> None:
+def quota_changed(p: PartitionContext, before: MaxSnapshot) -> None:
     """After a configuration change: start, move or clear each queue's quota timer."""
     due = p.contention.quota_due
     now = p.now()
@@ -61,7 +61,7 @@ def quota_changed(p: Partition, before: MaxSnapshot) -> None:
     p.log.debug("scheduler.quota_timers", queues=len(due))
 
 
-def run_due(p: Partition) -> None:
+def run_due(p: PartitionContext) -> None:
     """Preempt for every queue whose quota timer has run out (once per lowering)."""
     due = p.contention.quota_due
     if not due:
@@ -96,8 +96,8 @@ def _room_above_guarantee(queue: Queue, used: dict[str, Resource]) -> dict[str, 
     return room
 
 
-def _preempt(p: Partition, queue: Queue, now: float) -> None:
-    preempting = preempting_by_queue(p)
+def _preempt(p: PartitionContext, queue: Queue, now: float) -> None:
+    preempting = preempting_by_queue(p.contention, p.apps)
     used = {q.path: q.allocated - preempting.get(q.path, _EMPTY) for q in queue.walk()}
     for level in queue.lineage():
         used.setdefault(level.path, level.allocated - preempting.get(level.path, _EMPTY))

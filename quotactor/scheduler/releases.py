@@ -5,7 +5,7 @@ to take its place (`PLACEHOLDER_REPLACED`), placeholders not replaced in time (`
 preemption victims (`PREEMPTED_BY_SCHEDULER`). Only the shim can stop the pod behind it, so, as
 seed 000 says, "until the confirmation of the shim is received no tracking updates must be
 created": `lifecycle.ask_release` records a `ReleaseRequest` and leaves node, queue, user and
-group usage as they are; the shim's release of that allocation (`confirm_release`) is what
+group usage as they are; the shim's release of that allocation (`Partition.release`) is what
 removes it, and for a replaced placeholder is also what books the real allocation in its place.
 
 Embedded without a shim (`SchedulerOptions.shim_confirms_releases` False, the default), the
@@ -15,17 +15,9 @@ scheduler is its own shim: the same requests take effect at once.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-from quotactor.core.errors import InvalidRequest
-from quotactor.scheduler.allocation import Allocation
-from quotactor.scheduler.booking import replace
-from quotactor.scheduler.lifecycle import release
-
-if TYPE_CHECKING:
-    from quotactor.scheduler.partition import Partition
-
-__all__ = ["ReleaseRequest", "Releases", "Termination", "confirm_release"]
+__all__ = ["ReleaseRequest", "Releases", "Termination"]
 
 Termination = Literal["PLACEHOLDER_REPLACED", "TIMEOUT", "PREEMPTED_BY_SCHEDULER"]
 """Why the scheduler wants an allocation gone (YuniKorn's `TerminationType` names)."""
@@ -89,20 +81,3 @@ class Releases:
         out, self.outbox = self.outbox, []
         return out
 
-
-def confirm_release(p: Partition, application_id: str, key: str
-                    ) -> tuple[Allocation, Allocation | None]:
-    """The shim says the allocation is gone: (the released allocation, the real allocation
-    that replaced it, if it was a placeholder asked for with `PLACEHOLDER_REPLACED`)."""
-    app = p.app(application_id)
-    if key not in app.allocations:
-        raise InvalidRequest(f"application {application_id} has no allocation {key!r}")
-    request = p.releases.settle(application_id, key)
-    if request is not None and request.termination == "PLACEHOLDER_REPLACED":
-        pending = app.asks.get(request.replacement)
-        if pending is not None:
-            placeholder = app.allocations[key]
-            return placeholder, replace(p, app, pending, placeholder)
-    reason = "released by the RM" if request is None else \
-        f"released by the RM on request ({request.termination}): {request.message}"
-    return release(p, app, key, timed_out=True, reason=reason), None

@@ -24,13 +24,13 @@ from quotactor.scheduler.preemption_settings import RESERVATION_DELAY, RESERVATI
 from quotactor.scheduler.reasons import Wait
 
 if TYPE_CHECKING:
-    from quotactor.scheduler.partition import Partition
+    from quotactor.scheduler.context import PartitionContext
 
 __all__ = ["allocate_reserved", "limits_hold", "reservation_wait", "reserve", "try_reserve",
            "unreserve"]
 
 
-def reserve(p: Partition, app: Application, pending: PendingAsk, node_id: str, now: float,
+def reserve(p: PartitionContext, app: Application, pending: PendingAsk, node_id: str, now: float,
             preemption: bool) -> Reservation:
     """Hold `node_id` for the ask (moving its reservation if it had one elsewhere)."""
     key = (app.application_id, pending.ask.key)
@@ -51,7 +51,7 @@ def reserve(p: Partition, app: Application, pending: PendingAsk, node_id: str, n
     return reservation
 
 
-def unreserve(p: Partition, reservation: Reservation, why: str) -> None:
+def unreserve(p: PartitionContext, reservation: Reservation, why: str) -> None:
     """Give the node back: other asks may land on it again."""
     if p.contention.reservations.get(reservation.key()) is reservation:
         del p.contention.reservations[reservation.key()]
@@ -72,7 +72,7 @@ def _shortfall(ask: Resource, node: Node) -> float:
     return sum(max(0, q - int(available.get(n, 0))) / q for n, q in ask.items() if q > 0)
 
 
-def try_reserve(p: Partition, app: Application, pending: PendingAsk,
+def try_reserve(p: PartitionContext, app: Application, pending: PendingAsk,
                 now: float) -> Reservation | None:
     """Reserve the best node for an ask that fits none now, if the rules allow it."""
     ask = pending.ask
@@ -96,7 +96,7 @@ def try_reserve(p: Partition, app: Application, pending: PendingAsk,
     return reserve(p, app, pending, best.node_id, now, preemption=False)
 
 
-def limits_hold(p: Partition, app: Application, pending: PendingAsk) -> bool:
+def limits_hold(p: PartitionContext, app: Application, pending: PendingAsk) -> bool:
     """Whether the user's or group's headroom is too small for the ask (YuniKorn checks it
     before it reserves or preempts). If so the ask waits on that limit until it moves."""
     p.accounting.calls += 1
@@ -115,13 +115,13 @@ def limits_hold(p: Partition, app: Application, pending: PendingAsk) -> bool:
     return True
 
 
-def _wake(p: Partition, when: float) -> None:
+def _wake(p: PartitionContext, when: float) -> None:
     c = p.contention
     if c.next_wake is None or when < c.next_wake:
         c.next_wake = when
 
 
-def reservation_wait(p: Partition, reservation: Reservation, app: Application) -> Wait:
+def reservation_wait(p: PartitionContext, reservation: Reservation, app: Application) -> Wait:
     """Why the reserved ask waits: the node, and any victims whose release is awaited."""
     victims = sum(1 for r in p.contention.victims.values()
                   if r.preemptor_application == app.application_id
@@ -135,7 +135,7 @@ def reservation_wait(p: Partition, reservation: Reservation, app: Application) -
                 reservation.ask_key)
 
 
-def allocate_reserved(p: Partition) -> list[Allocation]:
+def allocate_reserved(p: PartitionContext) -> list[Allocation]:
     """The first step of a cycle: place reserved asks, drop reservations that lost meaning."""
     made: list[Allocation] = []
     now = p.now()
@@ -166,7 +166,7 @@ def allocate_reserved(p: Partition) -> list[Allocation]:
     return made
 
 
-def _held(p: Partition, app: Application, reservation: Reservation, wait: Wait,
+def _held(p: PartitionContext, app: Application, reservation: Reservation, wait: Wait,
           now: float) -> None:
     """A limit refused the reserved ask: it keeps the node for an hour at most."""
     if reservation.held_since is None:

@@ -36,7 +36,7 @@ from quotactor.scheduler.recovery import (
     recover_allocations,
     recover_partition,
 )
-from quotactor.scheduler.releases import ReleaseRequest, confirm_release
+from quotactor.scheduler.releases import ReleaseRequest
 from quotactor.scheduler.runner import PeriodicRunner
 from quotactor.scheduler.spec import DEFAULT_PARTITION, PartitionSpec, default_partition
 from quotactor.scheduler.states import ApplicationState
@@ -210,7 +210,7 @@ class Scheduler:
         release for a replacement, the real allocation booked in its place (news for the shim).
         """
         with self._lock:
-            done = confirm_release(self._partition(partition), application_id, allocation_key)
+            done = self._partition(partition).release(application_id, allocation_key)
             self._deliver_releases()
             return done
 

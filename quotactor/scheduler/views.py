@@ -82,7 +82,7 @@ def queues_view(p: Partition) -> dict[str, Any]:
     """YuniKorn's `PartitionQueueDAOInfo` tree, from root (`/partition/{p}/queues`)."""
     priorities: dict[str, int] = {}
     current_priority(p.queues.root, priorities)
-    return _queue(p, p.queues.root, priorities, preempting_by_queue(p))
+    return _queue(p, p.queues.root, priorities, preempting_by_queue(p.contention, p.apps))
 
 
 def _queue(p: Partition, queue: Queue, priorities: Mapping[str, int],
