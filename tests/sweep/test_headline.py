@@ -133,3 +133,10 @@ def test_the_sweep_row_is_the_direct_replays_figures_and_a_guarantee_preempts(
     assert rows[2]["preemptions"] == 1 and rows[0]["preemptions"] == 0
     assert rows[2]["work_lost_core_hours"] > 0 == rows[0]["work_lost_core_hours"]  # type: ignore[operator]
     assert rows[2]["reserved_node_hours"] > 0  # type: ignore[operator]
+
+
+def test_models_without_preemption_leave_its_figures_out() -> None:
+    names = {f.name for f in figures_for("elastic")}
+    assert names.isdisjoint({"preemptions", "work_lost_core_hours", "reservations",
+                             "reserved_node_hours"})
+    assert {"p95_wait", "held", "fairness_groups", "mean_slowdown"} <= names
