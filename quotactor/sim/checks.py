@@ -27,7 +27,8 @@ from quotactor.sim.result import SimulationResult
 from quotactor.sim.stats import EntityStats
 from quotactor.sim.whatif import WhatIf, analyse
 
-__all__ = ["Check", "CheckError", "evaluate", "parse_check"]
+__all__ = ["RUN_FIELDS", "Check", "CheckError", "evaluate", "holds", "parse_check",
+           "run_figures"]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
@@ -40,6 +41,8 @@ _STATS_FIELDS = ("jobs", "completed", "rejected", "never", "mean_wait", "p95_wai
                  "max_wait", "held_user", "held_group", "held_queue", "held_node", "held")
 _RUN_FIELDS = (*_STATS_FIELDS, "utilization", "fairness_users", "fairness_groups",
                "mean_slowdown", "p95_slowdown", "preemptions")
+RUN_FIELDS = _RUN_FIELDS
+"""The run-wide fields, in the order `run_figures` gives them."""
 _DURATIONS = {"mean_wait", "p95_wait", "max_wait", "held_user", "held_group", "held_queue",
               "held_node", "held"}
 
@@ -104,20 +107,32 @@ def _from_stats(stats: EntityStats, field: str) -> float | None:
     return values[field]
 
 
+def run_figures(result: SimulationResult,
+                what_if: WhatIf | None = None) -> dict[str, float | None]:
+    """Every run-wide field's value in `result`, as checks compare it (a sweep row shows the
+    same numbers); `what_if` is `analyse(result)` when the caller already has it."""
+    w = analyse(result) if what_if is None else what_if
+    run: dict[str, float | None] = {
+        field: _from_stats(result.everybody, field) for field in _STATS_FIELDS}
+    run.update({
+        "utilization": w.utilization, "fairness_users": w.fairness_users,
+        "fairness_groups": w.fairness_groups, "mean_slowdown": w.mean_slowdown,
+        "p95_slowdown": w.p95_slowdown, "preemptions": float(w.preemptions.victims),
+    })
+    return run
+
+
+def holds(check: Check, actual: float | None) -> bool:
+    """Whether `actual` passes `check`; a missing figure never does."""
+    return actual is not None and _OPS[check.op](actual, check.value)
+
+
 def _figure(check: Check, result: SimulationResult, what_if: WhatIf) -> float | None:
     if check.scope:
         rows = result.users if check.scope == "user" else result.groups
         found = next((s for s in rows if s.name == check.name), None)
         return None if found is None else _from_stats(found, check.field)
-    if check.field in _STATS_FIELDS:
-        return _from_stats(result.everybody, check.field)
-    run: dict[str, float | None] = {
-        "utilization": what_if.utilization, "fairness_users": what_if.fairness_users,
-        "fairness_groups": what_if.fairness_groups, "mean_slowdown": what_if.mean_slowdown,
-        "p95_slowdown": what_if.p95_slowdown,
-        "preemptions": float(what_if.preemptions.victims),
-    }
-    return run[check.field]
+    return run_figures(result, what_if)[check.field]
 
 
 def evaluate(checks: list[Check], result: SimulationResult) -> list[tuple[Check, bool, str]]:
@@ -126,6 +141,6 @@ def evaluate(checks: list[Check], result: SimulationResult) -> list[tuple[Check,
     out = []
     for check in checks:
         actual = _figure(check, result, what_if)
-        passed = actual is not None and _OPS[check.op](actual, check.value)
+        passed = holds(check, actual)
         out.append((check, passed, check.describe(actual)))
     return out

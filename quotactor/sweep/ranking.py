@@ -6,9 +6,16 @@
                                       # utilization by default
 --constraint "never == 0" --constraint "p95_wait < 2h" --constraint "utilization >= 50%"
 ```
-A constraint is `NAME OP VALUE` with OP one of `< <= == != >= >`; NAME is a headline figure or a
-parameter; VALUE a number, optionally with a unit (`s`, `m`, `h`, `d` for times, `%` for
-shares), or a word compared as text with `==`/`!=`. Ties keep grid order, so the ranking of
+A constraint on a figure `quotactor simulate --check` knows is a check: parsed by
+`quotactor.sim.checks.parse_check` (same fields, units and errors) and compared by its `holds`,
+against the same value (a row holds `run_figures`), so a constraint keeps a point exactly when
+the check passes on that point's replay. A row has run-wide figures only, so the checks'
+per-user and per-group form (`never[user:u4] == 0`) is refused with a clear error.
+
+The sweep adds two kinds of NAME the checks cannot know: its extra figures (`p50_wait`,
+`p99_wait`, `work_lost_core_hours`, ...) and its parameters. They take the same
+`NAME OP VALUE` with the same units (`s`, `m`, `h`, `d`; `%`); a parameter may also be
+compared as text with `==`/`!=` (`user_jobs == null`). Ties keep grid order, so the ranking of
 the same rows is always the same.
 """
 
@@ -20,13 +27,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from quotactor.sim.checks import RUN_FIELDS, Check, CheckError, holds, parse_check
 from quotactor.sweep.errors import SweepError
 from quotactor.sweep.headline import Figure
 
 __all__ = ["Constraint", "Objective", "Ranking", "parse_constraint", "parse_objective", "rank"]
 
-_OPS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, "==": lambda a, b: a == b,
-        "!=": lambda a, b: a != b, ">=": lambda a, b: a >= b, ">": lambda a, b: a > b}
 _CONSTRAINT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(<=|>=|==|!=|<|>)\s*(\S+)\s*$")
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "%": 0.01}
 _NUMBER = re.compile(r"^(-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)([smhd%]?)$")
@@ -54,8 +60,7 @@ class Constraint:
             shown = "null" if actual is None else str(actual).lower() \
                 if isinstance(actual, bool) else str(actual)
             return (shown == self.value) == (self.op == "==")
-        number = _number(actual)
-        return number is not None and bool(_OPS[self.op](number, self.value))
+        return holds(Check(self.text, self.name, self.op, self.value), _number(actual))
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,12 +85,23 @@ def parse_objective(text: str, figures: Sequence[Figure]) -> Objective:
 
 
 def parse_constraint(text: str, columns: Iterable[str]) -> Constraint:
+    """`NAME OP VALUE` over a row's `columns`: a check when NAME is a check's field."""
     match = _CONSTRAINT.match(text)
-    if match is None:
-        raise SweepError(f"--constraint {text!r}: expected NAME OP VALUE, e.g. \"never == 0\" "
-                         "(OP one of < <= == != >= >)")
-    name, op, raw = match.groups()
     known = list(columns)
+    if match is None or match.group(1) in RUN_FIELDS:
+        try:
+            check = parse_check(text)
+        except CheckError as error:
+            raise SweepError(f"--constraint: {error}") from None
+        if check.scope:
+            raise SweepError(f"--constraint {text!r}: a sweep row holds run-wide figures "
+                             "only; per-user and per-group checks need `quotactor simulate "
+                             "--check` on the point's config")
+        if check.field not in known:
+            raise SweepError(f"--constraint {text!r}: this model's rows have no "
+                             f"{check.field!r}")
+        return Constraint(check.field, check.op, check.value, check.text.strip())
+    name, op, raw = match.groups()
     if name not in known:
         raise SweepError(f"--constraint {text!r}: {name!r} is neither a figure nor a parameter "
                          f"(one of {', '.join(known)})")

@@ -35,7 +35,7 @@ def test_a_sweep_writes_tables_summary_and_plots(tiny_sweep: Path,
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--objective", "p96_wait"], "--objective: 'p96_wait' is not a figure"),
-    (["--constraint", "never = 0"], "expected NAME OP VALUE"),
+    (["--constraint", "never = 0"], "expected FIELD OP VALUE"),
     (["--pareto", "mean_wait"], "--pareto: two different figures"),
     (["--workers", "0"], "--workers must be at least 1"),
 ])

@@ -55,9 +55,13 @@ def test_excluded_points_are_counted() -> None:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("never = 0", "expected NAME OP VALUE"),
+    ("never = 0", "expected FIELD OP VALUE"),
     ("nevr == 0", "'nevr' is neither a figure nor a parameter"),
-    ("p95_wait < soon", "'soon' is not a number"),
+    ("p95_wait < soon", "cannot parse check"),
+    ("p99_wait < soon", "'soon' is not a number"),
+    ("never < 2h", "never is not a duration"),
+    ("p95_wait < 50%", "% applies to utilization only"),
+    ("never[user:u4] == 0", "run-wide figures only"),
 ])
 def test_bad_constraints_are_explained(text: str, message: str) -> None:
     with pytest.raises(SweepError, match=message):
