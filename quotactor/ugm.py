@@ -242,7 +242,7 @@ class UserGroupManager:
             raise InvalidRequest(f"a decrease cannot carry negative quantities: {res}")
         _check_user(user)
         self._apply((Decrease(parts, application_id, res, user, bool(remove_app)),))
-        self.metrics.decreases.inc()
+        self.metrics.record_decreases()
 
     def apply_batch(
         self, changes: Sequence[UsageIncrease | UsageDecrease]
@@ -273,13 +273,9 @@ class UserGroupManager:
         started = time.perf_counter()
         results = self._apply(tuple(items))
         per_item = (time.perf_counter() - started) / len(results)
-        decreases = 0
-        for result in results:
-            if result is None:
-                decreases += 1
-            else:
-                self.metrics.record_increase(None if result.ok else result.refusal, per_item)
-        self.metrics.decreases.inc(decreases)
+        decisions = [(None if r.ok else r.refusal, per_item) for r in results if r is not None]
+        self.metrics.record_increases(tuple(decisions))
+        self.metrics.record_decreases(len(results) - len(decisions))
         return results
 
     # -- reads ------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from quotactor.actors.messages import (
     UserMessage,
 )
 from quotactor.actors.runtime import Actor, WorkerPool, answer, call, deliver, submit
-from quotactor.core.decision import Decision
+from quotactor.core.decision import ACCEPTED, Decision
 from quotactor.core.errors import OperationTimeout
 from quotactor.core.journal import Journal
 from quotactor.core.tracker import UserTrackerState
@@ -130,7 +130,7 @@ class UserTrackerActor(Actor[UserMessage]):
                      queue=".".join(msg.parts), reason=str(refusal))
             return Decision(False, refusal), self._skip(msg, deadline)
         if msg.group_ref is None:
-            return Decision(True), None
+            return ACCEPTED, None
         status = self._ask_group(msg, deadline)
         if isinstance(status, Exception):
             journal.rollback()
@@ -148,7 +148,7 @@ class UserTrackerActor(Actor[UserMessage]):
             log.info("increase_refused", user=self.state.name, app=msg.app,
                      queue=".".join(msg.parts), reason=str(status.refusal))
             return Decision(False, status.refusal), status
-        return Decision(True), status
+        return ACCEPTED, status
 
     def _ask_group(self, msg: UserIncrease, deadline: float) -> GroupStatus | Exception | None:
         """The group's verdict; None when it did not take the increase before the deadline
