@@ -32,9 +32,10 @@ _LATENCY_BUCKETS = (5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 
 class _Tally:
     """One thread's counts: only that thread writes them; a scrape reads them."""
 
-    __slots__ = ("accepted", "buckets", "decreases", "refused", "seconds")
+    __slots__ = ("accepted", "buckets", "decreases", "inflight", "refused", "seconds")
 
     def __init__(self) -> None:
+        self.inflight = 0
         self.accepted = 0
         self.decreases = 0
         self.refused: dict[str, int] = {}
@@ -114,7 +115,8 @@ class Metrics:
             ["partition"], registry=self.registry,
         ).labels(partition=partition)
 
-    def _tally(self) -> _Tally:
+    def tally(self) -> _Tally:
+        """This thread's tally, for counters the facade keeps itself (`inflight`)."""
         tally = self._local.tally
         if tally is None:
             tally = self._local.tally = _Tally()
@@ -132,7 +134,7 @@ class Metrics:
     def record_increases(self, outcomes: Iterator[tuple[Refusal | str | None, float]]
                          | tuple[tuple[Refusal | str | None, float], ...]) -> None:
         """Count increase decisions (their refusal, None when accepted) and their latency."""
-        tally = self._tally()
+        tally = self.tally()
         buckets = tally.buckets
         for refusal, seconds in outcomes:
             buckets[bisect_left(_LATENCY_BUCKETS, seconds)] += 1
@@ -144,8 +146,12 @@ class Metrics:
                           else "error")
                 tally.refused[reason] = tally.refused.get(reason, 0) + 1
 
+    def inflight(self) -> int:
+        """Operations called and not yet answered, over every thread."""
+        return sum(tally.inflight for tally in self.tallies())
+
     def record_decreases(self, count: int = 1) -> None:
-        self._tally().decreases += count
+        self.tally().decreases += count
 
     def record_reload(self, ok: bool) -> None:
         self.reloads.labels(self.partition, "succeeded" if ok else "failed").inc()

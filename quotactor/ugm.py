@@ -90,7 +90,6 @@ class UserGroupManager:
         self._servers: list[Any] = []
         self._manager_pool: WorkerPool | None = None
         self._relay: WorkerPool | None = None
-        self._inflight = 0
         self._lock = threading.Lock()
         self.metrics = Metrics(partition)
 
@@ -362,8 +361,7 @@ class UserGroupManager:
         manager = self._manager_ref()
         result: dict[str, int] = self._perform(
             lambda deadline: call(manager, Stats(), _left(deadline)))
-        with self._lock:
-            result["inflight"] = self._inflight
+        result["inflight"] = self.metrics.inflight()
         return result
 
     def serve_rest(self, host: str = "127.0.0.1", port: int = 0, **options: Any) -> Any:
@@ -437,14 +435,13 @@ class UserGroupManager:
 
         def apply(deadline: float) -> list[Decision | None]:
             # Counted where the work runs, never on the main thread, where an interrupt could
-            # land between the count and its `finally`.
-            with self._lock:
-                self._inflight += len(items)
+            # land between the count and its `finally`; in this thread's own tally (no lock).
+            tally = self.metrics.tally()
+            tally.inflight += len(items)
             try:
                 return _route_and_deliver(manager, items, deadline)
             finally:
-                with self._lock:
-                    self._inflight -= len(items)
+                tally.inflight -= len(items)
 
         return self._perform(apply)
 
