@@ -229,6 +229,16 @@ class ManagerActor(Actor[ManagerMessage]):
         """
         if not msg.ticket.take():
             return Routing((), ())  # the sender gave up waiting: route nothing of it
+        if len(msg.items) == 1:  # a single call: the same steps, without the grouping
+            item = msg.items[0]
+            try:
+                routed = (self._route_increase(0, item) if isinstance(item, Increase)
+                          else self._route_decrease(0, item))
+            except Exception as exc:
+                return Routing((), ((0, exc),))
+            if routed is None:
+                return Routing((), ())
+            return Routing(((routed[0].ref, UserBatch((routed[1],), msg.deadline)),), ())
         shares: dict[str, tuple[_Slot, list[UserIncrease | UserDecrease]]] = {}
         refused: list[tuple[int, Exception]] = []
         for position, item in enumerate(msg.items):
