@@ -405,15 +405,15 @@ class UserGroupManager:
         runtime's invariants).
         """
         deadline = time.monotonic() + self.timeout
-        if on_main_thread() and not self.main_thread_relay:
+        if not on_main_thread():
+            return self._run(operation, deadline)
+        if not self.main_thread_relay:
             return unguarded(lambda: self._run(operation, deadline))
-        if on_main_thread():
-            relay = self._relay
-            if relay is None:
-                raise ManagerClosed("the user group manager is not running")
-            # Translated on the relay: an interrupt of this wait is the caller's, and passes raw.
-            return relay.run(lambda: self._run(operation, deadline), self.timeout)
-        return self._run(operation, deadline)
+        relay = self._relay
+        if relay is None:
+            raise ManagerClosed("the user group manager is not running")
+        # Translated on the relay: an interrupt of this wait is the caller's, and passes raw.
+        return relay.run(lambda: self._run(operation, deadline), self.timeout)
 
     @staticmethod
     def _run(operation: Callable[[float], T], deadline: float) -> T:

@@ -208,7 +208,7 @@ class ManagerActor(Actor[ManagerMessage]):
         slot = self.users.get(name)
         if slot is None:
             slot = self.warm_users.pop(name, None) or _Slot(
-                UserTrackerActor(self.user_pool, name, self.reports.append))
+                UserTrackerActor(self.user_pool, name, self.reports))
             self.users[name] = slot
         return slot
 

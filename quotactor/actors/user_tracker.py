@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections import deque
 
 from quotactor.actors.group_tracker import GroupTrackerActor
 from quotactor.actors.messages import (
@@ -52,14 +52,13 @@ class UserTrackerActor(Actor[UserMessage]):
     trackers safely.
     """
 
-    __slots__ = ("handled", "report", "state")
+    __slots__ = ("handled", "reports", "state")
 
-    def __init__(self, pool: WorkerPool, name: str, report: Callable[[Idle | Relink], None]
-                 ) -> None:
+    def __init__(self, pool: WorkerPool, name: str, reports: deque[Idle | Relink]) -> None:
         super().__init__(pool)
         self.state = UserTrackerState(name)
         self.handled = 0
-        self.report = report
+        self.reports = reports  # the manager's; shared, not a bound method per tracker
 
     def handle(
         self, message: UserMessage
@@ -101,9 +100,9 @@ class UserTrackerActor(Actor[UserMessage]):
                 else:
                     idle_groups.pop(item.group, None)
         for group, (ref, handled) in idle_groups.items():
-            self.report(Idle("group", group, ref, handled))
+            self.reports.append(Idle("group", group, ref, handled))
         if self.state.is_empty():
-            self.report(Idle("user", self.state.name, self, self.handled))
+            self.reports.append(Idle("user", self.state.name, self, self.handled))
         return tuple(results)
 
     def _skip(self, msg: UserIncrease | UserDecrease, deadline: float) -> GroupStatus | None:
@@ -211,7 +210,7 @@ class UserTrackerActor(Actor[UserMessage]):
         """A removal that failed: the manager forgot the app's group when it routed it; tell
         it the link stands."""
         if msg.remove_app and linked:
-            self.report(Relink(self.state.name, msg.app, group))
+            self.reports.append(Relink(self.state.name, msg.app, group))
 
 
 def _left(deadline: float) -> float:
