@@ -92,6 +92,11 @@ class _Decisions(Collector):
         yield latency
 
 
+def _count_refusal(tally: _Tally, refusal: Refusal | str) -> None:
+    reason = f"{refusal.kind}_{refusal.limit}" if isinstance(refusal, Refusal) else "error"
+    tally.refused[reason] = tally.refused.get(reason, 0) + 1
+
+
 class Metrics:
     """Counters for decisions and config reloads, gauges read from the manager on scrape."""
 
@@ -129,7 +134,14 @@ class Metrics:
             return list(self._tallies)
 
     def record_increase(self, refusal: Refusal | str | None, seconds: float) -> None:
-        self.record_increases(((refusal, seconds),))
+        """Count one increase decision (the single call's path: no tuple, no loop)."""
+        tally = self.tally()
+        tally.buckets[bisect_left(_LATENCY_BUCKETS, seconds)] += 1
+        tally.seconds += seconds
+        if refusal is None:
+            tally.accepted += 1
+        else:
+            _count_refusal(tally, refusal)
 
     def record_increases(self, outcomes: Iterator[tuple[Refusal | str | None, float]]
                          | tuple[tuple[Refusal | str | None, float], ...]) -> None:
@@ -142,9 +154,7 @@ class Metrics:
             if refusal is None:
                 tally.accepted += 1
             else:
-                reason = (f"{refusal.kind}_{refusal.limit}" if isinstance(refusal, Refusal)
-                          else "error")
-                tally.refused[reason] = tally.refused.get(reason, 0) + 1
+                _count_refusal(tally, refusal)
 
     def inflight(self) -> int:
         """Operations called and not yet answered, over every thread."""

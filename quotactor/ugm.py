@@ -487,7 +487,7 @@ def _resource(usage: Any) -> Resource:
 
 
 def _check_app(application_id: object) -> None:
-    if not isinstance(application_id, str) or not application_id.strip():
+    if not isinstance(application_id, str) or not application_id or application_id.isspace():
         raise InvalidRequest(
             f"application id must be a non-empty string, got {application_id!r}"
         )
