@@ -402,6 +402,12 @@ class ManagerActor(Actor[ManagerMessage]):
         virtual = tuple(n for n in named if n not in chosen)
         return SnapshotPlan(self.table, tuple(replies), virtual)
 
+    def on_stop(self) -> None:
+        """Drop reports that trackers made after `Shutdown` (while they were being stopped):
+        each holds its tracker, which holds this queue, a cycle the collector would have to
+        free."""
+        self.reports.clear()
+
     def _shutdown(self) -> Retirement:
         """Refuse what follows and hand over the trackers, for the sender to stop (the manager
         never waits)."""
