@@ -89,7 +89,6 @@ class UserGroupManager:
         self._on_stop: list[Callable[[], None]] = []
         self._manager_pool: WorkerPool | None = None
         self._relay: WorkerPool | None = None
-        self._inflight = 0
         self._lock = threading.Lock()
         self.metrics = Metrics(partition)
 
@@ -245,7 +244,7 @@ class UserGroupManager:
             raise InvalidRequest(f"a decrease cannot carry negative quantities: {res}")
         _check_user(user)
         self._apply((Decrease(parts, application_id, res, user, bool(remove_app)),))
-        self.metrics.decreases.inc()
+        self.metrics.record_decreases()
 
     def apply_batch(
         self, changes: Sequence[UsageIncrease | UsageDecrease]
@@ -276,13 +275,9 @@ class UserGroupManager:
         started = time.perf_counter()
         results = self._apply(tuple(items))
         per_item = (time.perf_counter() - started) / len(results)
-        decreases = 0
-        for result in results:
-            if result is None:
-                decreases += 1
-            else:
-                self.metrics.record_increase(None if result.ok else result.refusal, per_item)
-        self.metrics.decreases.inc(decreases)
+        decisions = [(None if r.ok else r.refusal, per_item) for r in results if r is not None]
+        self.metrics.record_increases(tuple(decisions))
+        self.metrics.record_decreases(len(results) - len(decisions))
         return results
 
     # -- reads ------------------------------------------------------------------------
@@ -369,8 +364,7 @@ class UserGroupManager:
         manager = self._manager_ref()
         result: dict[str, int] = self._perform(
             lambda deadline: call(manager, Stats(), _left(deadline)))
-        with self._lock:
-            result["inflight"] = self._inflight
+        result["inflight"] = self.metrics.inflight()
         return result
 
     def on_stop(self, callback: Callable[[], None]) -> None:
@@ -407,15 +401,15 @@ class UserGroupManager:
         runtime's invariants).
         """
         deadline = time.monotonic() + self.timeout
-        if on_main_thread() and not self.main_thread_relay:
+        if not on_main_thread():
+            return self._run(operation, deadline)
+        if not self.main_thread_relay:
             return unguarded(lambda: self._run(operation, deadline))
-        if on_main_thread():
-            relay = self._relay
-            if relay is None:
-                raise ManagerClosed("the user group manager is not running")
-            # Translated on the relay: an interrupt of this wait is the caller's, and passes raw.
-            return relay.run(lambda: self._run(operation, deadline), self.timeout)
-        return self._run(operation, deadline)
+        relay = self._relay
+        if relay is None:
+            raise ManagerClosed("the user group manager is not running")
+        # Translated on the relay: an interrupt of this wait is the caller's, and passes raw.
+        return relay.run(lambda: self._run(operation, deadline), self.timeout)
 
     @staticmethod
     def _run(operation: Callable[[float], T], deadline: float) -> T:
@@ -437,14 +431,13 @@ class UserGroupManager:
 
         def apply(deadline: float) -> list[Decision | None]:
             # Counted where the work runs, never on the main thread, where an interrupt could
-            # land between the count and its `finally`.
-            with self._lock:
-                self._inflight += len(items)
+            # land between the count and its `finally`; in this thread's own tally (no lock).
+            tally = self.metrics.tally()
+            tally.inflight += len(items)
             try:
                 return _route_and_deliver(manager, items, deadline)
             finally:
-                with self._lock:
-                    self._inflight -= len(items)
+                tally.inflight -= len(items)
 
         return self._perform(apply)
 
@@ -490,7 +483,7 @@ def _resource(usage: Any) -> Resource:
 
 
 def _check_app(application_id: object) -> None:
-    if not isinstance(application_id, str) or not application_id.strip():
+    if not isinstance(application_id, str) or not application_id or application_id.isspace():
         raise InvalidRequest(
             f"application id must be a non-empty string, got {application_id!r}"
         )

@@ -11,8 +11,17 @@ empty after one. The manager retires it only if the two counts are equal: then n
 on its way to it, it is still empty (nothing was handled since), and every later update is
 routed to a fresh tracker, so nothing is lost or counted twice. The stop is queued behind
 anything the manager sent before, so pending reads are still answered. A tracker with usage
-never messages the manager after an operation, except to restore an application's group link
-when its removal failed (`Relink`).
+never tells the manager anything after an operation, except to restore an application's group
+link when its removal failed (`Relink`).
+
+Trackers' reports (`Idle`, `Relink`) are not messages that claim the manager: a tracker appends
+them to `reports` (one atomic `deque.append`, no lock, no claim, no handler run), and the manager
+reads them, in the order they were appended, at the start of its next handler, before anything
+else. Reading a report later than it was sent changes nothing in the argument above: the counts
+are compared when the manager reads it, and a tracker that was routed more meanwhile is simply
+not retired (it reports again when it is empty again). Every read of the manager's views (a
+route, a read plan, a snapshot, `Stats`) comes through a handler, so it sees every report
+appended before it was sent.
 
 Application ids: an id is bound to the user whose increase routed it first, until that user's
 application is removed (or the user has nothing tracked and is retired); an increase with the
@@ -23,7 +32,7 @@ both, and the second would leave the group's usage behind.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -161,15 +170,12 @@ class ManagerActor(Actor[ManagerMessage]):
         self.owners: dict[str, str] = {}
         self.retired = 0
         self.closed = False
+        self.reports: deque[Idle | Relink] = deque()
         self.log = log.bind(partition=partition)
 
     def handle(self, message: ManagerMessage) -> Any:
-        if isinstance(message, Idle):
-            self._idle(message)
-            return None
-        if isinstance(message, Relink):
-            self._relink(message)
-            return None
+        if self.reports:
+            self._read_reports()
         if self.closed:
             raise ManagerClosed("the user group manager is stopped")
         if isinstance(message, Route):
@@ -202,7 +208,7 @@ class ManagerActor(Actor[ManagerMessage]):
         slot = self.users.get(name)
         if slot is None:
             slot = self.warm_users.pop(name, None) or _Slot(
-                UserTrackerActor(self.user_pool, name, self))
+                UserTrackerActor(self.user_pool, name, self.reports))
             self.users[name] = slot
         return slot
 
@@ -223,6 +229,16 @@ class ManagerActor(Actor[ManagerMessage]):
         """
         if not msg.ticket.take():
             return Routing((), ())  # the sender gave up waiting: route nothing of it
+        if len(msg.items) == 1:  # a single call: the same steps, without the grouping
+            item = msg.items[0]
+            try:
+                routed = (self._route_increase(0, item) if isinstance(item, Increase)
+                          else self._route_decrease(0, item))
+            except Exception as exc:
+                return Routing((), ((0, exc),))
+            if routed is None:
+                return Routing((), ())
+            return Routing(((routed[0].ref, UserBatch((routed[1],), msg.deadline)),), ())
         shares: dict[str, tuple[_Slot, list[UserIncrease | UserDecrease]]] = {}
         refused: list[tuple[int, Exception]] = []
         for position, item in enumerate(msg.items):
@@ -293,6 +309,19 @@ class ManagerActor(Actor[ManagerMessage]):
             position, msg.parts, msg.app, msg.usage, msg.remove_app, group,
             None if slot is None else slot.ref,
         )
+
+    def _read_reports(self) -> None:
+        """Act on the trackers' reports, oldest first (only the manager's handler pops them)."""
+        reports = self.reports
+        while reports:
+            report = reports.popleft()
+            try:
+                if isinstance(report, Idle):
+                    self._idle(report)
+                else:
+                    self._relink(report)
+            except Exception:  # a bug; the tracker stays live, which is safe
+                self.log.exception("report_failed", report=type(report).__name__)
 
     def _relink(self, msg: Relink) -> None:
         if msg.user not in self.users or self.closed:
@@ -372,6 +401,12 @@ class ManagerActor(Actor[ManagerMessage]):
             replies.append(reply)
         virtual = tuple(n for n in named if n not in chosen)
         return SnapshotPlan(self.table, tuple(replies), virtual)
+
+    def on_stop(self) -> None:
+        """Drop reports that trackers made after `Shutdown` (while they were being stopped):
+        each holds its tracker, which holds this queue, a cycle the collector would have to
+        free."""
+        self.reports.clear()
 
     def _shutdown(self) -> Retirement:
         """Refuse what follows and hand over the trackers, for the sender to stop (the manager

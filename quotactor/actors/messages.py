@@ -10,7 +10,6 @@ thousands of operations per second.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -162,13 +161,18 @@ class Ticket:
     Whichever comes first wins; the other learns it. So a late increase is never applied behind
     the back of a user tracker that refused, and a user tracker never gives up on an increase the
     group already applied: it waits for that answer instead.
+
+    Lock-free: each side appends its claim to a list (`list.append` is one atomic step under
+    the GIL) and the first claim in the list wins; it never changes once there, so both sides
+    read the same winner. A lock per ticket cost a lock allocation per group increase. Both
+    sides run on worker threads (never on the main thread, see the runtime's invariant 2), so
+    no signal handler's exception lands between the append and the read.
     """
 
-    __slots__ = ("_lock", "_owner")
+    __slots__ = ("_claims",)
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._owner: str | None = None
+        self._claims: list[str] = []
 
     def take(self) -> bool:
         return self._settle("group")
@@ -177,10 +181,9 @@ class Ticket:
         return self._settle("user")
 
     def _settle(self, claimant: str) -> bool:
-        with self._lock:
-            if self._owner is None:
-                self._owner = claimant
-            return self._owner == claimant
+        claims = self._claims
+        claims.append(claimant)
+        return claims[0] == claimant
 
 
 class GroupIncrease(NamedTuple):
@@ -216,7 +219,8 @@ class GroupStatus(NamedTuple):
     error: Exception | None = None
 
 
-# Trackers -> manager (told, never asked: trackers never wait on the manager)
+# Trackers -> manager (reported, never asked: trackers never wait on the manager; see
+# `ManagerActor.reports`)
 
 
 class Idle(NamedTuple):
@@ -246,9 +250,7 @@ class ReadResult:
     can_run: bool
 
 
-ManagerMessage = (
-    Route | PlanRead | PlanSnapshot | SwitchTable | Shutdown | Stats | Idle | Relink
-)
+ManagerMessage = Route | PlanRead | PlanSnapshot | SwitchTable | Shutdown | Stats
 """What the manager handles."""
 UserMessage = UserBatch | ReadPart | SnapshotPart
 """What a user tracker handles."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import deque
 
 from quotactor.actors.group_tracker import GroupTrackerActor
 from quotactor.actors.messages import (
@@ -11,7 +12,6 @@ from quotactor.actors.messages import (
     GroupSkip,
     GroupStatus,
     Idle,
-    ManagerMessage,
     ReadPart,
     ReadResult,
     Relink,
@@ -22,8 +22,8 @@ from quotactor.actors.messages import (
     UserIncrease,
     UserMessage,
 )
-from quotactor.actors.runtime import Actor, WorkerPool, answer, call, deliver, submit
-from quotactor.core.decision import Decision
+from quotactor.actors.runtime import Actor, WorkerPool, answer, call, submit
+from quotactor.core.decision import ACCEPTED, Decision
 from quotactor.core.errors import OperationTimeout
 from quotactor.core.journal import Journal
 from quotactor.core.tracker import UserTrackerState
@@ -47,17 +47,18 @@ class UserTrackerActor(Actor[UserMessage]):
     and undone if the group fails it. The tracker waits only on a group tracker, which waits on
     nobody, and never longer than the caller's deadline. Every operation the manager routed to
     the group gets exactly one group message (the change, or `GroupSkip`), so the group's count
-    stays true. When an operation leaves it (or a group) empty, it tells (never asks) the
-    manager, with the count the manager needs to retire trackers safely.
+    stays true. When an operation leaves it (or a group) empty, it reports it to the manager
+    (never asks: see `ManagerActor.reports`), with the count the manager needs to retire
+    trackers safely.
     """
 
-    __slots__ = ("handled", "manager", "state")
+    __slots__ = ("handled", "reports", "state")
 
-    def __init__(self, pool: WorkerPool, name: str, manager: Actor[ManagerMessage]) -> None:
+    def __init__(self, pool: WorkerPool, name: str, reports: deque[Idle | Relink]) -> None:
         super().__init__(pool)
         self.state = UserTrackerState(name)
         self.handled = 0
-        self.manager = manager
+        self.reports = reports  # the manager's; shared, not a bound method per tracker
 
     def handle(
         self, message: UserMessage
@@ -99,9 +100,9 @@ class UserTrackerActor(Actor[UserMessage]):
                 else:
                     idle_groups.pop(item.group, None)
         for group, (ref, handled) in idle_groups.items():
-            deliver(self.manager, Idle("group", group, ref, handled))
+            self.reports.append(Idle("group", group, ref, handled))
         if self.state.is_empty():
-            deliver(self.manager, Idle("user", self.state.name, self, self.handled))
+            self.reports.append(Idle("user", self.state.name, self, self.handled))
         return tuple(results)
 
     def _skip(self, msg: UserIncrease | UserDecrease, deadline: float) -> GroupStatus | None:
@@ -130,7 +131,7 @@ class UserTrackerActor(Actor[UserMessage]):
                      queue=".".join(msg.parts), reason=str(refusal))
             return Decision(False, refusal), self._skip(msg, deadline)
         if msg.group_ref is None:
-            return Decision(True), None
+            return ACCEPTED, None
         status = self._ask_group(msg, deadline)
         if isinstance(status, Exception):
             journal.rollback()
@@ -148,7 +149,7 @@ class UserTrackerActor(Actor[UserMessage]):
             log.info("increase_refused", user=self.state.name, app=msg.app,
                      queue=".".join(msg.parts), reason=str(status.refusal))
             return Decision(False, status.refusal), status
-        return Decision(True), status
+        return ACCEPTED, status
 
     def _ask_group(self, msg: UserIncrease, deadline: float) -> GroupStatus | Exception | None:
         """The group's verdict; None when it did not take the increase before the deadline
@@ -209,7 +210,7 @@ class UserTrackerActor(Actor[UserMessage]):
         """A removal that failed: the manager forgot the app's group when it routed it; tell
         it the link stands."""
         if msg.remove_app and linked:
-            deliver(self.manager, Relink(self.state.name, msg.app, group))
+            self.reports.append(Relink(self.state.name, msg.app, group))
 
 
 def _left(deadline: float) -> float:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from quotactor.core.queue_tracker import Refusal
 
-__all__ = ["Decision"]
+__all__ = ["ACCEPTED", "Decision"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,3 +15,7 @@ class Decision:
 
     ok: bool
     refusal: Refusal | None = None
+
+
+ACCEPTED = Decision(True)
+"""The answer to every accepted increase: one shared (immutable) value, not one per call."""

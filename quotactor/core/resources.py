@@ -41,7 +41,8 @@ class Resource(Mapping[str, int]):
     _hash: int | None
 
     def __init__(self, values: Mapping[str, int] | Iterable[tuple[str, int]] | None = None):
-        items = values.items() if isinstance(values, Mapping) else (values or ())
+        items = (values.items() if type(values) is dict or isinstance(values, Mapping)
+                 else (values or ()))
         clean: dict[str, int] = {}
         for name, quantity in items:
             if not isinstance(name, str) or not name:
@@ -67,6 +68,8 @@ class Resource(Mapping[str, int]):
     @classmethod
     def of(cls, value: ResourceLike | None) -> Resource:
         """Return `value` as a `Resource` (None is the empty resource)."""
+        if type(value) is dict:  # the common case, without the ABC checks below
+            return cls(value)
         if isinstance(value, Resource):
             return value
         if value is None:

@@ -324,3 +324,19 @@ def test_main_thread_calls_run_on_the_relay_unless_the_host_opts_out(
     assert live_actors() == {}
     [thread] = threads
     assert thread.startswith("quotactor-relay") if relay else thread == "MainThread"
+
+
+def test_a_ticket_raced_by_both_sides_has_exactly_one_winner() -> None:
+    """The lock-free ticket: whatever the interleaving, one of take/abandon wins, never both
+    or neither (workers through futures, every result collected)."""
+    tickets = [Ticket() for _ in range(2000)]
+    start = threading.Barrier(2)
+
+    def settle(side: str) -> list[bool]:
+        start.wait(WAIT)
+        return [t.take() if side == "group" else t.abandon() for t in tickets]
+
+    with ThreadPoolExecutor(2) as workers:
+        group, user = (f.result(WAIT) for f in
+                       [workers.submit(settle, "group"), workers.submit(settle, "user")])
+    assert all(g != u for g, u in zip(group, user, strict=True))

@@ -1,0 +1,105 @@
+"""Instructions per call, counted by valgrind's callgrind: exact and repeatable on a shared
+machine where timings swing by 2x.
+
+    python bench/instructions.py            # the table (needs valgrind)
+    python bench/instructions.py --one actors single 2000   # one measurement (used by the above)
+
+Each figure is (instructions of a run of N2 operations - those of a run of N1) / (N2 - N1), so
+interpreter start-up, imports and the warm-up cancel out. The workload is the benchmark's
+(1k users, 100 groups, depth 4): increase + matching decrease (remove_app) pairs, one caller on
+a worker thread (as a scheduler's threads call), and `apply_batch` of 100 increases then their
+decreases (the simplified baseline has no batch API). Targets: the actor path
+(`UserGroupManager`), the reference model behind one lock (`LockedBaseline`, the batch goal's
+yardstick) and the simplified single-lock baseline (the single calls' yardstick).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+WARM = 300
+
+
+def _target(name: str, work: Any) -> Any:
+    from simple_baseline import SimpleBaseline
+    from tracking_bench import LockedBaseline
+
+    from quotactor.ugm import UserGroupManager
+
+    if name == "actors":
+        return UserGroupManager.start(work.table)
+    if name == "reference":
+        return LockedBaseline(work)
+    return SimpleBaseline(work.table)
+
+
+def one(name: str, mode: str, count: int) -> None:
+    """Run `count` operations (pairs count 2, batches count their items) on a worker thread."""
+    from tracking_bench import drive_batches
+    from workload import make_workload, operations
+
+    work = make_workload()
+    target = _target(name, work)
+
+    def body() -> None:
+        if mode == "single":
+            for queue, app, usage, user in operations(work, WARM + count // 2, seed=7):
+                if target.increase_tracked_resource(queue, app, usage, user):
+                    target.decrease_tracked_resource(queue, app, usage, user, remove_app=True)
+        else:
+            drive_batches(target, work, 1, count // 100)
+
+    worker = threading.Thread(target=body)
+    worker.start()
+    worker.join()
+    if hasattr(target, "stop"):
+        target.stop()
+
+
+def _instructions(name: str, mode: str, count: int) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "cg.out"
+        subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+             sys.executable, __file__, "--one", name, mode, str(count)],
+            check=True, capture_output=True, env={**os.environ, "PYTHONHASHSEED": "0"},
+        )
+        summary = re.search(r"^summary: (\d+)", out.read_text(), re.M)
+        assert summary is not None
+        return int(summary.group(1))
+
+
+def per_call(name: str, mode: str, small: int, large: int) -> float:
+    return (_instructions(name, mode, large) - _instructions(name, mode, small)) / (large - small)
+
+
+def main() -> None:
+    rows = [("single", 1000, 3000), ("batch", 1000, 3000)]
+    print("| workload | actors | reference, one lock | simplified baseline |"
+          " actors / reference | actors / simplified |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for mode, small, large in rows:
+        names = ("actors", "reference", "simple") if mode == "single" else ("actors", "reference")
+        got = {n: per_call(n, mode, small, large) for n in names}
+        actors, simple = got["actors"], got.get("simple")
+        print(f"| {mode} | {actors:,.0f} | {got['reference']:,.0f} |"
+              f" {'' if simple is None else f'{simple:,.0f}'} |"
+              f" {actors / got['reference']:.2f} |"
+              f" {'' if simple is None else f'{actors / simple:.2f}'} |")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--one"]:
+        one(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    else:
+        main()
