@@ -140,7 +140,7 @@ def _limit_lifted(p: PartitionContext, app: Application, pending: PendingAsk) ->
     never reached the ask again (no node has room for it): if the limit no longer holds it,
     say that nodes do, so the reason shown is the one that applies now."""
     blocked = pending.blocked
-    if blocked is None or p.accounting.still_blocked(blocked) or app.wait is not pending.wait:
+    if blocked is None or p.accounting.still_blocked(blocked) or app.wait != pending.wait:
         return
     resource = pending.ask.resource
     if p.nodes.find_fit(resource) is not None:

@@ -124,7 +124,6 @@ class Cycle:
         if not queue.pending or queue.path in self._done:
             return False
         if not queue.pinned and not any(self._may_fit(queue, s) for s in queue.shapes):
-            self._set_aside_unfit(queue)
             self._done.add(queue.path)
             return False
         if not queue.children:
@@ -206,20 +205,6 @@ class Cycle:
         self.p.accounting.park(app, (("queue", full.path),))
         return True
 
-    def _set_aside_unfit(self, queue: Queue) -> None:
-        """No ask of `queue` fits a node now, so its subtree is not walked. The applications
-        woken since they were set aside (the limit that held them moved) now wait for room:
-        record that reason and set them aside on the node counters, so a job's held time is
-        charged to what really holds it. Costs one look per woken application."""
-        if queue.children:
-            for child in queue.children.values():
-                if child.pending and not child.pinned:
-                    self._set_aside_unfit(child)
-            return
-        for app in self.p.accounting.ready(queue):
-            if app.application_id not in self.p.fresh:
-                self._park_if_blocked(app)
-
     def _park_if_blocked(self, app: Application) -> None:
         """Set a refused application aside until something it waits on changes."""
         counters = self._blockers(app)
@@ -254,7 +239,7 @@ class Cycle:
                 continue
             return None
         if stale:
-            self._set_wait(app, next((p.wait for p in app.sorted_asks() if p.wait), None))
+            self.p.set_wait(app, next((p.wait for p in app.sorted_asks() if p.wait), None))
         return counters
 
     def _allocate_app(self, leaf: Queue, app: Application) -> Allocation | None:
@@ -275,7 +260,7 @@ class Cycle:
                 continue
             result = self._try(leaf, app, pending)
             if isinstance(result, Allocation):
-                self._set_wait(app, first)
+                self.p.set_wait(app, first)
                 return result
             pending.wait = result
             pending.blocked = p.accounting.token(result)
@@ -285,7 +270,7 @@ class Cycle:
                     self._no_new_apps[(leaf.path, app.user)] = result
                 self._block_all(app, result)
                 return None
-        self._set_wait(app, first)
+        self.p.set_wait(app, first)
         return None
 
     def _try(self, leaf: Queue, app: Application, pending: PendingAsk) -> Allocation | Wait:
@@ -331,13 +316,8 @@ class Cycle:
         for pending in app.asks.values():
             pending.blocked = token
             pending.wait = wait
-        self._set_wait(app, wait)
-
-    def _set_wait(self, app: Application, wait: Wait | None) -> None:
-        accounting = self.p.accounting
-        if accounting.watch_waits and wait != app.wait:
-            accounting.changed_waits[app.application_id] = app
         self.p.set_wait(app, wait)
+
 
 
 def _for_ask(wait: Wait, key: str) -> Wait:

@@ -105,6 +105,8 @@ class Partition:
         """Record why `app` waits; log and remember it only when the reason changes."""
         if wait == app.wait:
             return
+        if self.accounting.watch_waits:  # a reader (the replay) takes the changed ones
+            self.accounting.changed_waits[app.application_id] = app
         app.wait = wait
         if wait is not None:
             app.note(self.now(), "waiting", str(wait))
