@@ -17,11 +17,13 @@ from quotactor.sim.cluster import ClusterSpec, uniform_cluster
 from quotactor.sim.jobs import Workload
 from quotactor.sim.swf import parse_swf
 
-__all__ = ["DEMO_CONFIG", "DEMO_GROUPS", "DEMO_TRACE", "copy_demo_inputs", "demo_cluster",
-           "demo_config_text", "demo_workload"]
+__all__ = ["DEMO_CONFIG", "DEMO_CONFIGS", "DEMO_GROUPS", "DEMO_TRACE", "copy_demo_inputs",
+           "demo_cluster", "demo_config_text", "demo_workload"]
 
 DEMO_TRACE = "NASA-iPSC-1993-3.1-cln.swf.gz"
 DEMO_CONFIG = "nasa-ipsc-queues.yaml"
+DEMO_CONFIGS = {"yunikorn": DEMO_CONFIG, "elastic": "nasa-ipsc-elastic.yaml"}
+"""The example quota file of each model: YuniKorn limits, Koordinator ElasticQuotas."""
 DEMO_GROUPS = {1: "normal", 2: "system"}
 """The log's header: group 1 is normal users, group 2 system personnel."""
 
@@ -60,11 +62,12 @@ def demo_cluster() -> ClusterSpec:
     return uniform_cluster(1, {"vcore": "128"}, prefix="ipsc860")
 
 
-def copy_demo_inputs(directory: Path) -> tuple[Path, Path]:
-    """Put the trace and the example config next to the results, for reruns with changes."""
+def copy_demo_inputs(directory: Path, model: str = "yunikorn") -> tuple[Path, Path]:
+    """Put the trace and the model's example config next to the results, for reruns with
+    changes."""
     directory.mkdir(parents=True, exist_ok=True)
     trace = directory / DEMO_TRACE
-    config = directory / DEMO_CONFIG
+    config = directory / DEMO_CONFIGS[model]
     trace.write_bytes(_data(DEMO_TRACE))
-    config.write_text(demo_config_text(), encoding="utf-8")
+    config.write_bytes(_data(DEMO_CONFIGS[model]))
     return trace, config

@@ -336,7 +336,12 @@ def plot_all(result: SimulationResult, out_dir: Path, users: int = 6) -> list[Pa
     heading = (f"{result.label}: {resource} usage per group against group limits "
                f"(cluster {quantity(resource, capacity)})")
     held = top_held_users(result, users) or sorted(result.user_series)[:users]
-    return [
+    quotas: list[Path] = []
+    if result.quota_tracks:
+        from quotactor.sim.quota_plot import plot_quotas
+
+        quotas.append(plot_quotas(result, out_dir))
+    return [*quotas,
         _utilization(out_dir / UTILIZATION_PNG, [result],
                      f"{result.label}: cluster utilization, running and pending jobs"),
         _queues(out_dir / QUEUES_PNG, result),
