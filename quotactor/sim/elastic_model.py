@@ -60,6 +60,8 @@ class ElasticModel:
         self._total = _rename(manager.total, _FROM_ELASTIC)
         self._running: set[str] = set()
         self._requests: dict[str, Resource] = {}
+        self._default_used = False
+        """Whether a job ever ran in the default group (then it is a group of the report)."""
 
     def group_of(self, job: Job) -> str:
         explicit = job.tags.get("quota")
@@ -86,6 +88,7 @@ class ElasticModel:
         except QuotaError as exc:
             return str(exc)
         self._requests[job.job_id] = request
+        self._default_used = self._default_used or quota == DEFAULT_QUOTA
         return None
 
     def try_start(self, job: Job) -> str | None:
@@ -122,7 +125,7 @@ class ElasticModel:
             spec = status.spec
             if spec.name in (ROOT_QUOTA, SYSTEM_QUOTA) or spec.is_parent:
                 continue
-            if spec.name == DEFAULT_QUOTA and not status.pods:
+            if spec.name == DEFAULT_QUOTA and not self._default_used:
                 continue
             out[spec.name] = GroupFigures(
                 _rename(status.used, _FROM_ELASTIC), _rename(status.runtime, _FROM_ELASTIC),

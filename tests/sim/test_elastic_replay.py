@@ -118,3 +118,10 @@ def test_within_its_min_a_job_waits_but_is_never_revoked() -> None:
     assert held == {"quota b's runtime": 40}
     assert result.preemptions.victims == 0
     balanced(result)
+
+
+def test_jobs_of_no_quota_run_in_the_default_group_and_balance() -> None:
+    result = run(job("loose", 2, 0, 10, namespace="nowhere"))
+    assert outcome(result, "loose") == (JobState.COMPLETED, 0, 10)
+    assert [t.name for t in result.quota_tracks] == ["a", "b", DEFAULT_QUOTA]
+    balanced(result)
