@@ -40,7 +40,9 @@ __all__ = ["add_parser", "run_demo", "run_simulate"]
 DEFAULT_SIMULATE_OUT = "quotactor-simulate-out"
 DEFAULT_DEMO_OUT = "quotactor-demo-out"
 _MODEL_DEMOS = {"elastic": "normal is guaranteed 96 cores and borrows the system group's idle "
-                           "32, which are revoked when system jobs arrive"}
+                           "32, which are revoked when system jobs arrive",
+                "quotatree": "a hard root of 128 cores over soft normal (96) and system (32) "
+                             "nodes; borrowers are preempted when the owners' jobs come"}
 _INPUT_ERRORS = (InputError, WorkloadError, ClusterError, CheckError)
 
 
@@ -55,11 +57,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     simulate.add_argument("--model", choices=MODELS, default=MODELS[0],
                           help="quota model to replay under: the embedded YuniKorn scheduler "
-                          "(default) or Koordinator's elastic quota")
+                          "(default), Koordinator's elastic quota or MCAD's quota trees")
     simulate.add_argument("--config", action="append", type=Path, default=[],
                           metavar="QUEUES.yaml",
-                          help="YuniKorn queue config, or with --model elastic ElasticQuota "
-                          "YAML; give it twice to compare two (required unless --target)")
+                          help="YuniKorn queue config, or ElasticQuota YAML (--model elastic) "
+                          "or QuotaTree JSON (--model quotatree); give it twice to compare "
+                          "two (required unless --target)")
     simulate.add_argument("--compare", type=Path, metavar="OTHER.yaml",
                           help="a second config to replay the same workload under and compare")
     simulate.add_argument("--workload", required=True, metavar="FILE|synthetic[:k=v,...]",
@@ -101,8 +104,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     demo.add_argument("--jobs", type=int, metavar="N",
                       help="replay only the first N jobs of the trace (default: all)")
     demo.add_argument("--model", choices=MODELS, default=MODELS[0],
-                      help="quota model: YuniKorn limits (default) or Koordinator elastic "
-                      "quotas (normal borrowing the idle guarantee of the system group)")
+                      help="quota model: YuniKorn limits (default), Koordinator elastic "
+                      "quotas or an MCAD quota tree (normal borrowing the system group's "
+                      "idle share)")
     _output_args(demo, DEFAULT_DEMO_OUT)
     demo.set_defaults(func=run_demo, sim_command="demo")
 
@@ -266,7 +270,7 @@ def run_demo(args: argparse.Namespace) -> int:
         groups = ",".join(f"{k}={v}" for k, v in sorted(DEMO_GROUPS.items()))
         model = "" if args.model == "yunikorn" else f"--model {args.model} "
         print(f"\nTry other limits: copy {config}, edit the copy, and compare:\n"
-              f"  quotactor simulate {model}--config {config} --compare EDITED.yaml "
+              f"  quotactor simulate {model}--config {config} --compare EDITED{config.suffix} "
               f"--workload {trace} --nodes 1 --node-vcore 128 --swf-groups {groups}")
     return code
 

@@ -22,8 +22,10 @@ __all__ = ["DEMO_CONFIG", "DEMO_CONFIGS", "DEMO_GROUPS", "DEMO_TRACE", "copy_dem
 
 DEMO_TRACE = "NASA-iPSC-1993-3.1-cln.swf.gz"
 DEMO_CONFIG = "nasa-ipsc-queues.yaml"
-DEMO_CONFIGS = {"yunikorn": DEMO_CONFIG, "elastic": "nasa-ipsc-elastic.yaml"}
-"""The example quota file of each model: YuniKorn limits, Koordinator ElasticQuotas."""
+DEMO_CONFIGS = {"yunikorn": DEMO_CONFIG, "elastic": "nasa-ipsc-elastic.yaml",
+                "quotatree": "nasa-ipsc-tree.json"}
+"""The example quota file of each model: YuniKorn limits, Koordinator ElasticQuotas, an MCAD
+quota tree."""
 DEMO_GROUPS = {1: "normal", 2: "system"}
 """The log's header: group 1 is normal users, group 2 system personnel."""
 

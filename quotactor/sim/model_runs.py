@@ -1,7 +1,8 @@
 """Quota files for the models other than YuniKorn, read into runs `simulate` and `demo` replay.
 
 `--model yunikorn` (the default) replays through the embedded scheduler under a queue config;
-`--model elastic` under Koordinator ElasticQuota objects (YAML). Each file is read and
+`--model elastic` under Koordinator ElasticQuota objects (YAML); `--model quotatree` under
+MCAD quota trees (a QuotaTree JSON object, or a list of them for a forest). Each file is read and
 checked before any replay starts, so a bad second file does not waste the first replay.
 """
 
@@ -14,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from quotactor.elastic import QuotaError
+from quotactor.quotatree import QuotaTreeError
 from quotactor.sim.cluster import ClusterSpec
 from quotactor.sim.jobs import Workload
 from quotactor.sim.models import ModelOptions, QuotaModel, replay_model
@@ -22,7 +24,7 @@ from quotactor.sim.session import InputError
 
 __all__ = ["MODELS", "ModelRun", "build_model", "load_model_runs"]
 
-MODELS = ("yunikorn", "elastic")
+MODELS = ("yunikorn", "elastic", "quotatree")
 """The quota models `--model` accepts; the first is the default."""
 
 
@@ -47,6 +49,10 @@ def build_model(kind: str, text: str, total: Mapping[str, int]) -> QuotaModel:
         from quotactor.sim.elastic_model import load_elastic_model
 
         return load_elastic_model(text, total)
+    if kind == "quotatree":
+        from quotactor.sim.quotatree_model import load_quotatree_model
+
+        return load_quotatree_model(text)
     raise ValueError(f"unknown quota model {kind!r} (choose from {', '.join(MODELS)})")
 
 
@@ -61,7 +67,7 @@ def load_model_runs(kind: str, paths: list[Path], cluster: ClusterSpec) -> list[
                              ) from None
         try:
             model = build_model(kind, text, cluster.capacity)
-        except (QuotaError, yaml.YAMLError, ValueError) as exc:
+        except (QuotaError, QuotaTreeError, yaml.YAMLError, ValueError) as exc:
             raise InputError(f"{path}: {' '.join(str(exc).split())}") from None
         label = path.stem
         if any(r.label == label for r in runs):

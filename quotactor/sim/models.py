@@ -177,15 +177,15 @@ class _ModelReplay:
         heapq.heappush(self.waiting.setdefault(group, []), (-priority, job.line, job.job_id))
 
     def _settle(self, now: float) -> int:
-        """Revoke what must go, start what fits, and again while revocations happen (a start
-        can raise a lender's demand and so shrink a borrower's runtime)."""
-        ended = 0
+        """Revoke what must go, start what fits, and again while starts preempt others (a
+        start in a tree model can push borrowers out)."""
+        ended = self._evict(self.model.revoked(), now)
         for _ in range(8):
-            victims = self.model.revoked()
-            ended += self._evict(victims, now)
             self._pass(now)
+            victims = self.model.revoked()
             if not victims:
                 break
+            ended += self._evict(victims, now)
         self._note(now)
         return ended
 

@@ -102,3 +102,42 @@ def test_demo_elastic_on_a_truncated_trace(tmp_path: Path,
     assert {g["name"] for g in report["quotaGroups"]} == {"normal", "ops"}
     assert (out / "nasa-ipsc-elastic.yaml").exists()
     assert (out / "quota-groups.png").exists()
+
+
+TREE = {"kind": "QuotaTree", "metadata": {"name": "lab"}, "spec": {
+    "resourceNames": ["cpu"], "nodes": {
+        "lab": {"parent": "nil", "hard": "true", "quota": {"cpu": "8"}},
+        "train": {"parent": "lab", "hard": "false", "quota": {"cpu": "4"}},
+        "web": {"parent": "lab", "hard": "true", "quota": {"cpu": "4"}}}}}
+
+
+def test_simulate_quotatree_on_a_small_trace(tmp_path: Path, inputs: tuple[Path, Path],
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    _, jobs = inputs
+    quotas = tmp_path / "tree.json"
+    quotas.write_text(json.dumps(TREE))
+    out = tmp_path / "out"
+    code = quotactor("simulate", "--model", "quotatree", "--config", str(quotas),
+                     "--workload", str(jobs), "--nodes", "1", "--node-vcore", "8", "--out",
+                     str(out))
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert "exceeds node web's quota (4 cpu) in tree lab" in printed
+    report = json.loads((out / "report.json").read_text())
+    assert report["model"] == "quotatree" and report["leftoverUsage"] == {}
+    assert report["preemptions"]["byQueue"] == {"train": 1}
+    assert {g["name"] for g in report["quotaGroups"]} == {"lab", "train", "web"}
+    assert (out / "quota-groups.png").stat().st_size > 10_000
+
+
+def test_demo_quotatree_on_a_truncated_trace(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "demo"
+    assert quotactor("demo", "--model", "quotatree", "--jobs", "600", "--out", str(out)) == 0
+    printed = capsys.readouterr().out
+    assert "nasa-ipsc-tree.json (quotatree model" in printed
+    report = json.loads((out / "report.json").read_text())
+    assert report["model"] == "quotatree"
+    assert report["workload"]["jobs"] == 600 and report["leftoverUsage"] == {}
+    assert {g["name"] for g in report["quotaGroups"]} == {"ipsc", "normal", "system"}
+    assert (out / "nasa-ipsc-tree.json").exists()
