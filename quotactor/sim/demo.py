@@ -55,8 +55,9 @@ def _first_jobs(lines: list[str], jobs: int) -> list[str]:
     return kept
 
 
-def demo_config_text() -> str:
-    return _data(DEMO_CONFIG).decode("utf-8")
+def demo_config_text(model: str = "yunikorn") -> str:
+    """The example quota file of `model` (one of `DEMO_CONFIGS`)."""
+    return _data(DEMO_CONFIGS[model]).decode("utf-8")
 
 
 def demo_cluster() -> ClusterSpec:
