@@ -113,6 +113,10 @@ class _ModelReplay:
         self.started_at: dict[str, float] = {}
         self.end_seq: dict[str, int] = {}
         self.waiting: dict[str, list[tuple[int, int, str]]] = {}
+        self.order: dict[str, int] = {}
+        """Submission order, the tie-break among equal priorities (a restart keeps its place)."""
+        self.refused: dict[str, str] = {}
+        """The last reason each waiting job was refused for."""
         self.ends: list[tuple[float, int, str]] = []
         self.seq = 0
         self.passes = 0
@@ -168,13 +172,13 @@ class _ModelReplay:
             return 1
         self.jobs[job.job_id] = job
         self.group[job.job_id] = group
+        self.order[job.job_id] = len(self.order)
         self._enqueue(job, group)
         return 0
 
     def _enqueue(self, job: Job, group: str) -> None:
-        priority = job_priority(job)
-        self.seq += 1
-        heapq.heappush(self.waiting.setdefault(group, []), (-priority, job.line, job.job_id))
+        heapq.heappush(self.waiting.setdefault(group, []),
+                       (-job_priority(job), self.order[job.job_id], job.job_id))
 
     def _settle(self, now: float) -> int:
         """Revoke what must go, start what fits, and again while starts preempt others (a
@@ -201,8 +205,7 @@ class _ModelReplay:
             self.end_seq.pop(job_id, None)
             if self.options.kill_preempted:
                 self.tally.killed += 1
-                self.model.end(job_id)
-                del self.jobs[job_id]
+                self._forget(job_id)
                 self.recorder.gave_up(job_id, now, f"revoked from quota {group} and killed",
                                       f"revoked from quota {group} and killed")
                 killed += 1
@@ -220,10 +223,12 @@ class _ModelReplay:
                 self.decisions += 1
                 reason = self.model.try_start(job)
                 if reason is not None:
+                    self.refused[job_id] = reason
                     self.recorder.waiting(job_id, now,
                                           "node" if reason == FULL_CLUSTER else "queue", reason)
                     break
                 heapq.heappop(heap)
+                self.refused.pop(job_id, None)
                 self.allocations += 1
                 self.recorder.started(job_id, now)
                 self.started_at[job_id] = now
@@ -233,11 +238,16 @@ class _ModelReplay:
                 self.timeline.change(now, job.user, job.groups[0] if job.groups else None,
                                      group, job.total, 1)
 
+    def _forget(self, job_id: str) -> None:
+        self.model.end(job_id)
+        del self.jobs[job_id], self.group[job_id], self.order[job_id]
+        self.refused.pop(job_id, None)
+
     def _finish(self, job_id: str, now: float) -> None:
-        job = self.jobs.pop(job_id)
+        job = self.jobs[job_id]
         group = self.group[job_id]
         del self.end_seq[job_id], self.started_at[job_id]
-        self.model.end(job_id)
+        self._forget(job_id)
         self.timeline.change(now, job.user, job.groups[0] if job.groups else None, group,
                              -job.total, -1)
         self.recorder.finished(job_id, now)
@@ -245,12 +255,13 @@ class _ModelReplay:
     def _give_up(self, now: float) -> int:
         count = 0
         for group, heap in self.waiting.items():
+            head = min(heap)[2] if heap else ""
             for _, _, job_id in sorted(heap):
-                reason = self.model.try_start(self.jobs[job_id]) or "nothing left to wait for"
-                self.model.end(job_id)
-                del self.jobs[job_id]
-                self.recorder.gave_up(job_id, now, reason, f"still held by quota {group} "
-                                      "when the trace ended")
+                reason = self.refused.get(job_id) or f"behind {head} in quota group {group}"
+                self._forget(job_id)
+                self.recorder.gave_up(job_id, now, f"still waiting when the trace ended: "
+                                      f"{reason}", f"still held by quota {group} when the "
+                                      "trace ended")
                 count += 1
             heap.clear()
         self._note(now)

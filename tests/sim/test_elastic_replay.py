@@ -125,3 +125,14 @@ def test_jobs_of_no_quota_run_in_the_default_group_and_balance() -> None:
     assert outcome(result, "loose") == (JobState.COMPLETED, 0, 10)
     assert [t.name for t in result.quota_tracks] == ["a", "b", DEFAULT_QUOTA]
     balanced(result)
+
+
+def test_waiting_jobs_of_a_quota_start_by_priority_then_submission() -> None:
+    result = run(job("b0", 8, 0, 10, namespace="team-b"),
+                 job("low", 4, 1, 10, namespace="team-b"),
+                 job("next", 4, 2, 10, namespace="team-b"),
+                 job("high", 8, 3, 10, namespace="team-b", priority="3"))
+    assert outcome(result, "high") == (JobState.COMPLETED, 10, 20)
+    assert outcome(result, "low") == (JobState.COMPLETED, 20, 30)
+    assert outcome(result, "next") == (JobState.COMPLETED, 20, 30)
+    balanced(result)
