@@ -120,10 +120,12 @@ class ElasticModel:
         return out
 
     def figures(self) -> dict[str, GroupFigures]:
+        """Every quota but the root and system ones, parents included (their used and
+        runtime cover their children); the default group once a job ran in it."""
         out: dict[str, GroupFigures] = {}
         for status in self.manager.statuses():
             spec = status.spec
-            if spec.name in (ROOT_QUOTA, SYSTEM_QUOTA) or spec.is_parent:
+            if spec.name in (ROOT_QUOTA, SYSTEM_QUOTA):
                 continue
             if spec.name == DEFAULT_QUOTA and not self._default_used:
                 continue

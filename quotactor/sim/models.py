@@ -13,6 +13,13 @@ front of a quota does, and it keeps a pass proportional to the number of groups 
 to the backlog. A job whose total exceeds its group's max can never start and is rejected
 at submission. A revoked job restarts from scratch (its work lost) or, with `kill_preempted`,
 is killed, and is counted in `result.preemptions` as the YuniKorn replay's victims are.
+
+A job starts whole or not at all, so jobs can block one another: under an elastic quota each
+waiting job's request shrinks its siblings' runtimes, and three jobs each bigger than the
+share its quota gets while the others wait never start, though the cluster is idle (pods of
+Kubernetes would start one by one). The replay does not break such a standoff: the jobs wait
+for a change (an arrival or an end) and, if none comes, are given up when the trace ends,
+with the reason they were last refused for.
 """
 
 from __future__ import annotations
@@ -134,6 +141,10 @@ class _ModelReplay:
         now = jobs[0].submit
         try:
             while index < len(jobs) or self.ends:
+                while self.ends and self.end_seq.get(self.ends[0][2]) != self.ends[0][1]:
+                    heapq.heappop(self.ends)  # the end of a run that was revoked
+                if index >= len(jobs) and not self.ends:
+                    break
                 next_arrival = jobs[index].submit if index < len(jobs) else float("inf")
                 now = min(next_arrival, self.ends[0][0] if self.ends else float("inf"))
                 while self.ends and self.ends[0][0] <= now:

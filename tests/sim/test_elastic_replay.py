@@ -136,3 +136,40 @@ def test_waiting_jobs_of_a_quota_start_by_priority_then_submission() -> None:
     assert outcome(result, "low") == (JobState.COMPLETED, 20, 30)
     assert outcome(result, "next") == (JobState.COMPLETED, 20, 30)
     balanced(result)
+
+
+def example_run(*jobs: Job) -> SimulationResult:
+    from importlib.resources import files
+
+    text = (files("quotactor.elastic") / "examples" / "quotas.yaml").read_text()
+    cluster = uniform_cluster(1, {"vcore": "120"})
+    return replay_model(load_elastic_model(text, cluster.capacity), Workload("t", jobs),
+                        cluster, ModelOptions(progress=False))
+
+
+def test_the_shipped_example_quotas_replay_with_a_parent_between_siblings() -> None:
+    result = example_run(job("v1", 60, 0, 100, namespace="vision"),
+                         job("s1", 30, 10, 50, namespace="speech"))
+    tracks = {t.name: t for t in result.quota_tracks}
+    assert {"research", "speech", "vision", "batch", "serving"} <= set(tracks)
+    assert max(u.get("vcore", 0) for u in tracks["research"].used) == 60_000
+    assert tracks["research"].max == Resource({"vcore": 80_000})
+    # speech's request takes back its share of research: vision's 60 no longer fit
+    assert outcome(result, "s1") == (JobState.COMPLETED, 10, 60)
+    assert outcome(result, "v1") == (JobState.COMPLETED, 0, 160)
+    assert result.preemptions.by_queue == {"vision": 1}
+    assert result.end_time == 160
+    balanced(result)
+
+
+def test_whole_jobs_bigger_than_their_shares_block_one_another_until_the_end() -> None:
+    result = example_run(job("v1", 60, 0, 100, namespace="vision"),
+                         job("s1", 30, 10, 50, namespace="speech"),
+                         job("e1", 90, 20, 10, namespace="batch"))
+    for job_id in ("v1", "s1", "e1"):
+        assert outcome(result, job_id)[0] is JobState.NEVER_STARTED
+    given_up = next(o for o in result.outcomes if o.job_id == "e1")
+    assert given_up.reason == "still waiting when the trace ended: quota batch's runtime"
+    assert result.end_time == 20
+    assert result.preemptions.victims == 2
+    balanced(result)
