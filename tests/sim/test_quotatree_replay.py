@@ -114,3 +114,22 @@ def test_a_bad_tree_is_an_error() -> None:
     broken["spec"]["nodes"]["a"]["quota"] = {"cpu": "-1"}
     with pytest.raises(QuotaTreeError):
         load_quotatree_model(json.dumps(broken))
+
+
+def test_the_shipped_example_tree_replays() -> None:
+    from importlib.resources import files
+
+    text = (files("quotactor.quotatree") / "examples" / "ExampleTree.json").read_text()
+    cluster = uniform_cluster(1, {"vcore": "10"})
+    jobs = (job("k1", 3, 0, 100, "K"), job("l1", 2, 10, 50, "L", priority=1),
+            job("n1", 10, 20, 10, "N"))
+    result = replay_model(load_quotatree_model(text), Workload("t", jobs), cluster,
+                          ModelOptions(progress=False))
+    assert outcome(result, "k1") == (JobState.COMPLETED, 0, 100)
+    assert outcome(result, "l1") == (JobState.COMPLETED, 10, 60)
+    # N is soft up to the root A (10 cpu): it may take the whole tree once K and L are done
+    assert outcome(result, "n1") == (JobState.COMPLETED, 100, 110)
+    tracks = {t.name: t for t in result.quota_tracks}
+    assert max(u.get("vcore", 0) for u in tracks["G"].used) == 5000
+    assert tracks["K"].min == Resource({"vcore": 1000})
+    balanced(result)
