@@ -166,6 +166,10 @@ def run_simulate(args: argparse.Namespace) -> int:
     from quotactor.sim.workload import load_workload, parse_group_names
 
     if args.target:
+        if args.model != "yunikorn":
+            print(f"quotactor simulate: --target needs the yunikorn model, not {args.model}",
+                  file=sys.stderr)
+            return 2
         return _run_remote(args)
     if not args.config:
         print("quotactor simulate: give --config QUEUES.yaml (or --target URL)",

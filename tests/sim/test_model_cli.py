@@ -141,3 +141,14 @@ def test_demo_quotatree_on_a_truncated_trace(tmp_path: Path,
     assert report["workload"]["jobs"] == 600 and report["leftoverUsage"] == {}
     assert {g["name"] for g in report["quotaGroups"]} == {"ipsc", "normal", "system"}
     assert (out / "nasa-ipsc-tree.json").exists()
+
+
+@pytest.mark.parametrize("extra", [["--target", "http://127.0.0.1:9"], ["--serve"]])
+def test_target_and_serve_are_yunikorns_only(tmp_path: Path, inputs: tuple[Path, Path],
+                                             extra: list[str],
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    quotas, jobs = inputs
+    code = quotactor("simulate", "--model", "elastic", "--config", str(quotas), "--workload",
+                     str(jobs), "--nodes", "1", "--node-vcore", "8", *extra)
+    assert code == 2
+    assert "needs the yunikorn model, not elastic" in capsys.readouterr().err
