@@ -294,6 +294,15 @@ _HELD_COLORS = {"user": "tab:red", "group": "tab:purple", "queue": "tab:orange",
                 "node": "tab:grey"}
 
 
+def _held_label(kind: str, quota_group: str) -> str:
+    """What held jobs back, as the legend says it (the quota models wait on quota groups)."""
+    if kind == "node":
+        return "full nodes" if not quota_group else "full cluster"
+    if kind == "queue" and quota_group:
+        return quota_group
+    return f"{kind} limit"
+
+
 def _held_users(path: Path, result: SimulationResult, count: int) -> Path:
     """The users held back longest, as bars split by what held them (days, summed)."""
     plt = _pyplot()
@@ -303,8 +312,8 @@ def _held_users(path: Path, result: SimulationResult, count: int) -> Path:
     left = [0.0] * len(names)
     for kind, color in _HELD_COLORS.items():
         days = [stats[n].held.get(kind, 0.0) / _DAY for n in names]
-        ax.barh(range(len(names)), days, left=left, color=color,
-                label=f"{kind} limit" if kind != "node" else "full nodes")
+        ax.barh(range(len(names)), days, left=left, color=color, label=_held_label(
+            kind, f"{result.model} quota group" if result.quota_tracks else ""))
         left = [a + b for a, b in zip(left, days, strict=True)]
     ax.set_yticks(range(len(names)), names, fontsize=7)
     ax.invert_yaxis()
