@@ -246,6 +246,7 @@ def _utilization(path: Path, results: Sequence[SimulationResult], title: str) ->
         ax.tick_params(labelsize=7)
         _legend_outside(ax)
     for ax in axes[1:]:
+        ax.set_ylim(0, max(1.0, ax.get_ylim()[1]))  # all zero: 0..1, not 0..0.054
         _integer_ticks(ax)
     axes[-1].set_xlabel(f"days since the first submission (line: mean per {width_name}; "
                         "band: up to the maximum)", fontsize=8)
@@ -342,7 +343,9 @@ def plot_all(result: SimulationResult, out_dir: Path, users: int = 6) -> list[Pa
     capacity = float(result.cluster.capacity.get(resource, 0))
     groups = sorted(result.group_series)
     span = (result.start_time, result.end_time)
-    heading = (f"{result.label}: {resource} usage per group against group limits "
+    against = ("(quota bounds in quota-groups.png)" if result.quota_tracks
+               else "against group limits")
+    heading = (f"{result.label}: {resource} usage per group {against} "
                f"(cluster {quantity(resource, capacity)})")
     held = top_held_users(result, users) or sorted(result.user_series)[:users]
     quotas: list[Path] = []
