@@ -11,16 +11,22 @@ print(format_summary(result))
 what_if = analyse(result)                            # causes, obstacles, queues, fairness
 failed = [line for _, ok, line in evaluate([parse_check("p95_wait < 2h")], result) if not ok]
 ```
+The same workload replays under Koordinator's elastic quota or MCAD's quota trees with
+`replay_model(load_elastic_model(yaml_text, cluster.capacity), workload, cluster)` (or
+`load_quotatree_model(json_text)`): same result, report and plots.
 `quotactor simulate` and `quotactor demo` (`quotactor.sim.cli`) wrap this with reports, plots,
 comparisons and a REST server.
 """
 
 from quotactor.sim.checks import Check, CheckError, evaluate, parse_check
 from quotactor.sim.cluster import ClusterError, ClusterSpec, NodeSpec, load_cluster, uniform_cluster
+from quotactor.sim.elastic_model import ElasticModel, load_elastic_model
 from quotactor.sim.jobs import Job, LineProblem, TaskGroup, Workload, WorkloadError
+from quotactor.sim.models import GroupFigures, ModelOptions, QuotaModel, replay_model
 from quotactor.sim.outcomes import JobOutcome, JobState
+from quotactor.sim.quotatree_model import QuotaTreeModel, load_quotatree_model
 from quotactor.sim.replay import ReplayOptions, replay
-from quotactor.sim.result import Performance, SimulationResult
+from quotactor.sim.result import Performance, QuotaTrack, SimulationResult
 from quotactor.sim.summary import format_summary
 from quotactor.sim.synthetic import SyntheticSpec, generate
 from quotactor.sim.whatif import QueueFigures, WhatIf, analyse
@@ -31,27 +37,36 @@ __all__ = [
     "CheckError",
     "ClusterError",
     "ClusterSpec",
+    "ElasticModel",
+    "GroupFigures",
     "Job",
     "JobOutcome",
     "JobState",
     "LineProblem",
+    "ModelOptions",
     "NodeSpec",
     "Performance",
     "QueueFigures",
+    "QuotaModel",
+    "QuotaTrack",
+    "QuotaTreeModel",
     "ReplayOptions",
     "SimulationResult",
     "SyntheticSpec",
     "TaskGroup",
-    "Workload",
     "WhatIf",
+    "Workload",
     "WorkloadError",
     "analyse",
     "evaluate",
     "format_summary",
     "generate",
     "load_cluster",
+    "load_elastic_model",
+    "load_quotatree_model",
     "load_workload",
     "parse_check",
     "replay",
+    "replay_model",
     "uniform_cluster",
 ]

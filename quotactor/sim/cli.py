@@ -20,6 +20,7 @@ from quotactor.sim.citation import credit_lines
 from quotactor.sim.cluster import ClusterError, ClusterSpec, load_cluster, uniform_cluster
 from quotactor.sim.compare import format_comparison
 from quotactor.sim.jobs import Workload, WorkloadError
+from quotactor.sim.model_runs import MODELS, ModelRun, load_model_runs
 from quotactor.sim.replay import ReplayOptions
 from quotactor.sim.result import SimulationResult
 from quotactor.sim.session import (
@@ -38,6 +39,10 @@ __all__ = ["add_parser", "run_demo", "run_simulate"]
 
 DEFAULT_SIMULATE_OUT = "quotactor-simulate-out"
 DEFAULT_DEMO_OUT = "quotactor-demo-out"
+_MODEL_DEMOS = {"elastic": "normal is guaranteed 96 cores and borrows the system group's idle "
+                           "32, which are revoked when system jobs arrive",
+                "quotatree": "a hard root of 128 cores over soft normal (96) and system (32) "
+                             "nodes; borrowers are preempted when the owners' jobs come"}
 _INPUT_ERRORS = (InputError, WorkloadError, ClusterError, CheckError)
 
 
@@ -50,10 +55,14 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "the embedded YuniKorn-like scheduler, then print per-user and per-group waits and "
         "the time limits held jobs back, and write a JSON report and PNG plots.",
     )
+    simulate.add_argument("--model", choices=MODELS, default=MODELS[0],
+                          help="quota model to replay under: the embedded YuniKorn scheduler "
+                          "(default), Koordinator's elastic quota or MCAD's quota trees")
     simulate.add_argument("--config", action="append", type=Path, default=[],
                           metavar="QUEUES.yaml",
-                          help="YuniKorn queue config; give it twice to compare two configs "
-                          "(required unless --target)")
+                          help="YuniKorn queue config, or ElasticQuota YAML (--model elastic) "
+                          "or QuotaTree JSON (--model quotatree); give it twice to compare "
+                          "two (required unless --target)")
     simulate.add_argument("--compare", type=Path, metavar="OTHER.yaml",
                           help="a second config to replay the same workload under and compare")
     simulate.add_argument("--workload", required=True, metavar="FILE|synthetic[:k=v,...]",
@@ -94,6 +103,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     demo.add_argument("--jobs", type=int, metavar="N",
                       help="replay only the first N jobs of the trace (default: all)")
+    demo.add_argument("--model", choices=MODELS, default=MODELS[0],
+                      help="quota model: YuniKorn limits (default), Koordinator elastic "
+                      "quotas or an MCAD quota tree (normal borrowing the system group's "
+                      "idle share)")
     _output_args(demo, DEFAULT_DEMO_OUT)
     demo.set_defaults(func=run_demo, sim_command="demo")
 
@@ -153,6 +166,10 @@ def run_simulate(args: argparse.Namespace) -> int:
     from quotactor.sim.workload import load_workload, parse_group_names
 
     if args.target:
+        if args.model != "yunikorn":
+            print(f"quotactor simulate: --target needs the yunikorn model, not {args.model}",
+                  file=sys.stderr)
+            return 2
         return _run_remote(args)
     if not args.config:
         print("quotactor simulate: give --config QUEUES.yaml (or --target URL)",
@@ -163,13 +180,21 @@ def run_simulate(args: argparse.Namespace) -> int:
         args.parsed_checks = [parse_check(text) for text in args.check]
         if len(paths) > 2:
             raise InputError("give at most two configs (--config twice, or --compare)")
-        runs = load_runs(paths)
-        for run in runs:
-            names = [p.name for p in run.config.partitions]
-            if args.partition and args.partition not in names:
-                raise InputError(f"{run.source}: no partition {args.partition!r} "
-                                 f"(it has {', '.join(names)})")
-        cluster = _cluster(args)
+        all_runs: list[ConfigRun | ModelRun]
+        if args.model == "yunikorn":
+            runs = load_runs(paths)
+            for run in runs:
+                names = [p.name for p in run.config.partitions]
+                if args.partition and args.partition not in names:
+                    raise InputError(f"{run.source}: no partition {args.partition!r} "
+                                     f"(it has {', '.join(names)})")
+            cluster = _cluster(args)
+            all_runs = [*runs]
+        else:
+            if args.serve:
+                raise InputError(f"--serve needs the yunikorn model, not {args.model}")
+            cluster = _cluster(args)
+            all_runs = [*load_model_runs(args.model, paths, cluster)]
         workload = _limit_jobs(load_workload(args.workload, fmt=args.format,
                                              group_names=parse_group_names(args.swf_groups),
                                              with_memory=args.with_memory), args.jobs)
@@ -178,7 +203,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         return 2
     _report_bad_lines(workload)
     options = ReplayOptions(partition=args.partition, packing=args.packing)
-    return _run(args, runs, workload, cluster, options, _simulate_preamble(workload))
+    return _run(args, all_runs, workload, cluster, options, _simulate_preamble(workload))
 
 
 def _run_remote(args: argparse.Namespace) -> int:
@@ -214,7 +239,6 @@ def _run_remote(args: argparse.Namespace) -> int:
 def run_demo(args: argparse.Namespace) -> int:
     """`quotactor demo`."""
     from quotactor.sim.demo import (
-        DEMO_CONFIG,
         DEMO_GROUPS,
         copy_demo_inputs,
         demo_cluster,
@@ -229,25 +253,29 @@ def run_demo(args: argparse.Namespace) -> int:
     except (WorkloadError, CheckError) as exc:
         print(f"quotactor demo: {exc}", file=sys.stderr)
         return 2
-    trace, config = copy_demo_inputs(args.out)
-    runs = load_runs([config])
+    trace, config = copy_demo_inputs(args.out, args.model)
     cluster = demo_cluster()
+    runs: list[ConfigRun | ModelRun] = (
+        [*load_runs([config])] if args.model == "yunikorn"
+        else [*load_model_runs(args.model, [config], cluster)])
     days = workload.span / 86400
     preamble = [
         f"quotactor demo: replaying the NASA Ames iPSC/860 log (Oct-Dec 1993: "
         f"{len(workload.jobs)} jobs, {len(workload.users)} users, {days:.0f} days)",
-        f"on its 128 processors under {DEMO_CONFIG} (wildcard user, named user, group and "
-        "queue limits).",
+        f"on its 128 processors under {config.name} "
+        + ("(wildcard user, named user, group and queue limits)." if args.model == "yunikorn"
+           else f"({args.model} model: {_MODEL_DEMOS[args.model]})."),
         *credit_lines(workload.header, workload.source),
         "",
     ]
-    code = _run(args, runs, workload, cluster, ReplayOptions(label="nasa-ipsc-demo"),
-                preamble)
+    label = "nasa-ipsc-demo" if args.model == "yunikorn" else f"nasa-ipsc-{args.model}"
+    code = _run(args, runs, workload, cluster, ReplayOptions(label=label), preamble)
     if code == 0:
         groups = ",".join(f"{k}={v}" for k, v in sorted(DEMO_GROUPS.items()))
+        model = "" if args.model == "yunikorn" else f"--model {args.model} "
         print(f"\nTry other limits: copy {config}, edit the copy, and compare:\n"
-              f"  quotactor simulate --config {config} --compare EDITED.yaml --workload {trace} "
-              f"--nodes 1 --node-vcore 128 --swf-groups {groups}")
+              f"  quotactor simulate {model}--config {config} --compare EDITED{config.suffix} "
+              f"--workload {trace} --nodes 1 --node-vcore 128 --swf-groups {groups}")
     return code
 
 
@@ -267,7 +295,7 @@ def _report_bad_lines(workload: Workload) -> None:
         print(f"  ... ({workload.bad_lines - 5} more)", file=sys.stderr)
 
 
-def _run(args: argparse.Namespace, runs: list[ConfigRun], workload: Workload,
+def _run(args: argparse.Namespace, runs: list[ConfigRun | ModelRun], workload: Workload,
          cluster: ClusterSpec, options: ReplayOptions, preamble: list[str]) -> int:
     """Replay under each config, print, write; with `--serve`, keep the first run's
     scheduler and REST server up until Ctrl-C."""
@@ -278,12 +306,15 @@ def _run(args: argparse.Namespace, runs: list[ConfigRun], workload: Workload,
     results: list[SimulationResult] = []
     try:
         for index, run in enumerate(runs):
-            scheduler = None
-            if args.serve and index == 0:
-                scheduler = start_scheduler(run, workload)
-                served.append(scheduler)
-                served.append(_serve(scheduler, args))
-            result = run_config(run, workload, cluster, options, scheduler)
+            if isinstance(run, ModelRun):
+                result = run.replay(workload, cluster, options.kill_preempted, options.progress)
+            else:
+                scheduler = None
+                if args.serve and index == 0:
+                    scheduler = start_scheduler(run, workload)
+                    served.append(scheduler)
+                    served.append(_serve(scheduler, args))
+                result = run_config(run, workload, cluster, options, scheduler)
             results.append(result)
             if compare:
                 print(f"== {'AB'[index]}: {result.label} ==")

@@ -17,11 +17,15 @@ from quotactor.sim.cluster import ClusterSpec, uniform_cluster
 from quotactor.sim.jobs import Workload
 from quotactor.sim.swf import parse_swf
 
-__all__ = ["DEMO_CONFIG", "DEMO_GROUPS", "DEMO_TRACE", "copy_demo_inputs", "demo_cluster",
-           "demo_config_text", "demo_workload"]
+__all__ = ["DEMO_CONFIG", "DEMO_CONFIGS", "DEMO_GROUPS", "DEMO_TRACE", "copy_demo_inputs",
+           "demo_cluster", "demo_config_text", "demo_workload"]
 
 DEMO_TRACE = "NASA-iPSC-1993-3.1-cln.swf.gz"
 DEMO_CONFIG = "nasa-ipsc-queues.yaml"
+DEMO_CONFIGS = {"yunikorn": DEMO_CONFIG, "elastic": "nasa-ipsc-elastic.yaml",
+                "quotatree": "nasa-ipsc-tree.json"}
+"""The example quota file of each model: YuniKorn limits, Koordinator ElasticQuotas, an MCAD
+quota tree."""
 DEMO_GROUPS = {1: "normal", 2: "system"}
 """The log's header: group 1 is normal users, group 2 system personnel."""
 
@@ -51,8 +55,9 @@ def _first_jobs(lines: list[str], jobs: int) -> list[str]:
     return kept
 
 
-def demo_config_text() -> str:
-    return _data(DEMO_CONFIG).decode("utf-8")
+def demo_config_text(model: str = "yunikorn") -> str:
+    """The example quota file of `model` (one of `DEMO_CONFIGS`)."""
+    return _data(DEMO_CONFIGS[model]).decode("utf-8")
 
 
 def demo_cluster() -> ClusterSpec:
@@ -60,11 +65,12 @@ def demo_cluster() -> ClusterSpec:
     return uniform_cluster(1, {"vcore": "128"}, prefix="ipsc860")
 
 
-def copy_demo_inputs(directory: Path) -> tuple[Path, Path]:
-    """Put the trace and the example config next to the results, for reruns with changes."""
+def copy_demo_inputs(directory: Path, model: str = "yunikorn") -> tuple[Path, Path]:
+    """Put the trace and the model's example config next to the results, for reruns with
+    changes."""
     directory.mkdir(parents=True, exist_ok=True)
     trace = directory / DEMO_TRACE
-    config = directory / DEMO_CONFIG
+    config = directory / DEMO_CONFIGS[model]
     trace.write_bytes(_data(DEMO_TRACE))
-    config.write_text(demo_config_text(), encoding="utf-8")
+    config.write_bytes(_data(DEMO_CONFIGS[model]))
     return trace, config

@@ -246,6 +246,7 @@ def _utilization(path: Path, results: Sequence[SimulationResult], title: str) ->
         ax.tick_params(labelsize=7)
         _legend_outside(ax)
     for ax in axes[1:]:
+        ax.set_ylim(0, max(1.0, ax.get_ylim()[1]))  # all zero: 0..1, not 0..0.054
         _integer_ticks(ax)
     axes[-1].set_xlabel(f"days since the first submission (line: mean per {width_name}; "
                         "band: up to the maximum)", fontsize=8)
@@ -294,6 +295,15 @@ _HELD_COLORS = {"user": "tab:red", "group": "tab:purple", "queue": "tab:orange",
                 "node": "tab:grey"}
 
 
+def _held_label(kind: str, quota_group: str) -> str:
+    """What held jobs back, as the legend says it (the quota models wait on quota groups)."""
+    if kind == "node":
+        return "full nodes" if not quota_group else "full cluster"
+    if kind == "queue" and quota_group:
+        return quota_group
+    return f"{kind} limit"
+
+
 def _held_users(path: Path, result: SimulationResult, count: int) -> Path:
     """The users held back longest, as bars split by what held them (days, summed)."""
     plt = _pyplot()
@@ -303,8 +313,8 @@ def _held_users(path: Path, result: SimulationResult, count: int) -> Path:
     left = [0.0] * len(names)
     for kind, color in _HELD_COLORS.items():
         days = [stats[n].held.get(kind, 0.0) / _DAY for n in names]
-        ax.barh(range(len(names)), days, left=left, color=color,
-                label=f"{kind} limit" if kind != "node" else "full nodes")
+        ax.barh(range(len(names)), days, left=left, color=color, label=_held_label(
+            kind, f"{result.model} quota group" if result.quota_tracks else ""))
         left = [a + b for a, b in zip(left, days, strict=True)]
     ax.set_yticks(range(len(names)), names, fontsize=7)
     ax.invert_yaxis()
@@ -333,10 +343,17 @@ def plot_all(result: SimulationResult, out_dir: Path, users: int = 6) -> list[Pa
     capacity = float(result.cluster.capacity.get(resource, 0))
     groups = sorted(result.group_series)
     span = (result.start_time, result.end_time)
-    heading = (f"{result.label}: {resource} usage per group against group limits "
+    against = ("(quota bounds in quota-groups.png)" if result.quota_tracks
+               else "against group limits")
+    heading = (f"{result.label}: {resource} usage per group {against} "
                f"(cluster {quantity(resource, capacity)})")
     held = top_held_users(result, users) or sorted(result.user_series)[:users]
-    return [
+    quotas: list[Path] = []
+    if result.quota_tracks:
+        from quotactor.sim.quota_plot import plot_quotas
+
+        quotas.append(plot_quotas(result, out_dir))
+    return [*quotas,
         _utilization(out_dir / UTILIZATION_PNG, [result],
                      f"{result.label}: cluster utilization, running and pending jobs"),
         _queues(out_dir / QUEUES_PNG, result),

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from quotactor.core.resources import Resource
 from quotactor.sim.citation import acknowledgement
 from quotactor.sim.limits import LimitLine
 from quotactor.sim.result import SimulationResult
@@ -56,6 +57,7 @@ def build_report(result: SimulationResult) -> dict[str, Any]:
     unfinished = [o for o in result.outcomes if o.state.value != "completed"]
     report: dict[str, Any] = {
         "label": result.label,
+        "model": result.model,
         "config": result.config_source,
         "workload": {
             "source": workload.source,
@@ -82,6 +84,12 @@ def build_report(result: SimulationResult) -> dict[str, Any]:
     credit = acknowledgement(workload.header, workload.source)
     if credit:
         report["acknowledgement"] = credit
+    if result.quota_tracks:
+        report["quotaGroups"] = [
+            {"name": t.name, "min": t.min.to_dict(), "max": t.max.to_dict(),
+             "peakUsed": _peak(t.used).to_dict(), "peakRuntime": _peak(t.runtime).to_dict(),
+             "lowestRuntime": _low(t.runtime).to_dict()}
+            for t in result.quota_tracks]
     report["performance"] = result.performance.to_json()
     return report
 
@@ -107,6 +115,20 @@ def what_if_json(w: WhatIf) -> dict[str, Any]:
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
+
+
+def _peak(values: tuple[Resource, ...]) -> Resource:
+    top = Resource()
+    for value in values:
+        top = top.component_max(value)
+    return top
+
+
+def _low(values: tuple[Resource, ...]) -> Resource:
+    low = values[0] if values else Resource()
+    for value in values:
+        low = low.component_min(value)
+    return low
 
 
 def write_report(result: SimulationResult, out_dir: Path) -> Path:

@@ -19,7 +19,7 @@ from quotactor.sim.preemptions import PreemptionStats
 from quotactor.sim.stats import EntityStats
 from quotactor.sim.usage import Series
 
-__all__ = ["Performance", "SimulationResult"]
+__all__ = ["Performance", "QuotaTrack", "SimulationResult"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +46,19 @@ class Performance:
                 "decisions": self.decisions, "allocations": self.allocations,
                 "trackerCalls": self.tracker_calls,
                 "decisionsPerSecond": round(self.decisions_per_second, 1)}
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaTrack:
+    """One quota group of an elastic or tree model over time: `used[i]` and `runtime[i]`
+    (what it may use at that moment, borrowing included) hold from `times[i]` on."""
+
+    name: str
+    times: tuple[float, ...]
+    used: tuple[Resource, ...]
+    runtime: tuple[Resource, ...]
+    min: Resource
+    max: Resource
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +90,10 @@ class SimulationResult:
     pending_series: tuple[tuple[float, int], ...] = ()
     """(time, jobs waiting to start) at every change."""
     preemptions: PreemptionStats = field(default_factory=PreemptionStats)
+    model: str = "yunikorn"
+    """The quota model replayed: yunikorn, elastic or quotatree."""
+    quota_tracks: tuple[QuotaTrack, ...] = ()
+    """Per quota group figures over time (models with quota groups only)."""
 
     @property
     def primary_resource(self) -> str:

@@ -57,14 +57,36 @@ def format_summary(result: SimulationResult, max_users: int = 15) -> str:
     lines.append(render_table(("USER", *_HEADER, peak), stats_rows(shown, resource)))
     if len(shown) < len(users):
         lines.append(f"... {len(users) - len(shown)} more users (held back least) in the report")
-    lines.append("HELD:* = time jobs were held back by a user, group or queue limit, or by "
-                 "full nodes, summed over the jobs")
+    if result.quota_tracks:
+        lines.append(f"HELD:QUEUE = time jobs waited for their quota group's runtime "
+                     f"({result.model} model), HELD:NODE for a full cluster, summed over jobs")
+    else:
+        lines.append("HELD:* = time jobs were held back by a user, group or queue limit, or "
+                     "by full nodes, summed over the jobs")
     lines += _what_if(analyse(result))
+    lines += _quota_groups(result, resource)
     leftover = {k: v for k, v in result.leftover.items() if v}
     if leftover:
         lines.append("")
         lines.append(f"WARNING: usage left in trackers after the replay: {leftover}")
     return "\n".join(lines)
+
+
+def _quota_groups(result: SimulationResult, resource: str) -> list[str]:
+    """Per quota group: its bounds, how far it borrowed, how far it lent, its victims."""
+    if not result.quota_tracks:
+        return []
+    victims = result.preemptions.by_queue
+    rows = [[
+        t.name, quantity(resource, t.min.get(resource, 0)),
+        quantity(resource, t.max.get(resource, 0)),
+        quantity(resource, max(u.get(resource, 0) for u in t.used)),
+        quantity(resource, min(r.get(resource, 0) for r in t.runtime)),
+        quantity(resource, max(r.get(resource, 0) for r in t.runtime)),
+        str(victims.get(t.name, 0)),
+    ] for t in result.quota_tracks]
+    return ["", render_table(("QUOTA GROUP", "MIN", "MAX", "PEAK USED", "RUNTIME LOW",
+                              "RUNTIME HIGH", "REVOKED"), rows)]
 
 
 def _ratio(value: float | None, digits: int = 2) -> str:

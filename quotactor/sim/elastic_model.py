@@ -1,0 +1,175 @@
+"""Koordinator's elastic quota as a replay model: jobs are pods charged to ElasticQuotas.
+
+A job becomes one pod whose request is the job's total (vcore is Koordinator's cpu, both in
+millicores). Its quota is found as Koordinator finds a pod's: the explicit form first (a
+`quota` tag, Koordinator's `quota.scheduling.koordinator.sh/name` pod label), else the
+quota named like the job's namespace, else the quota whose `namespaces` annotation lists it,
+else the default group. A job's namespace is its `namespace` tag, else its first group,
+else its user.
+
+A pending job counts in its quota's request from submission, which is what makes idle
+guarantees flow to busy siblings and back: a job may start when its quota's used plus its
+request stays within the quota's runtime. When a lender's jobs arrive its runtime grows, a
+borrower's shrinks, and the borrower's least important jobs are revoked until it fits again.
+The replay drives the pure `ElasticQuotaManager` directly (no actor: it is single-threaded).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from quotactor.core.resources import Resource
+from quotactor.elastic import (
+    DEFAULT_QUOTA,
+    ROOT_QUOTA,
+    SYSTEM_QUOTA,
+    ElasticQuotaManager,
+    QuotaError,
+    load_elastic_quotas,
+    parent_first,
+)
+from quotactor.sim.fmt import resources_text
+from quotactor.sim.jobs import Job
+from quotactor.sim.models import FULL_CLUSTER, GroupFigures, job_priority
+
+__all__ = ["NAMESPACES_ANNOTATION", "ElasticModel", "load_elastic_model"]
+
+NAMESPACES_ANNOTATION = "quota.scheduling.koordinator.sh/namespaces"
+_TO_ELASTIC = {"vcore": "cpu"}
+_FROM_ELASTIC = {"cpu": "vcore"}
+
+
+def _rename(amount: Mapping[str, int], names: Mapping[str, str]) -> Resource:
+    return Resource({names.get(k, k): v for k, v in amount.items()})
+
+
+class ElasticModel:
+    """An `ElasticQuotaManager` sized to the cluster, with the namespace bindings."""
+
+    name = "elastic"
+
+    def __init__(self, manager: ElasticQuotaManager, namespaces: Mapping[str, str]) -> None:
+        self.manager = manager
+        self._namespaces = dict(namespaces)
+        self._quotas = set(manager.quota_names())
+        self._used = Resource()
+        self._total = _rename(manager.total, _FROM_ELASTIC)
+        self._running: set[str] = set()
+        self._requests: dict[str, Resource] = {}
+        self._default_used = False
+        """Whether a job ever ran in the default group (then it is a group of the report)."""
+
+    def group_of(self, job: Job) -> str:
+        explicit = job.tags.get("quota")
+        if explicit:
+            return explicit if explicit in self._quotas else DEFAULT_QUOTA
+        namespace = job.tags.get("namespace") or (job.groups[0] if job.groups else job.user)
+        if namespace in self._quotas and namespace not in (ROOT_QUOTA, SYSTEM_QUOTA):
+            return namespace
+        return self._namespaces.get(namespace, DEFAULT_QUOTA)
+
+    def submit(self, job: Job) -> str | None:
+        quota = self.group_of(job)
+        request = _rename(job.total, _TO_ELASTIC)
+        name: str | None = quota
+        while name is not None and name != ROOT_QUOTA:
+            spec = self.manager.status(name).spec
+            over = [n for n in spec.max if request.get(n, 0) > spec.max.get(n, 0)]
+            if over:
+                limit = _rename(spec.max.restricted_to(over), _FROM_ELASTIC)
+                return f"exceeds quota {name}'s max: {resources_text(limit)}"
+            name = spec.parent
+        try:
+            self.manager.add_pod(job.job_id, quota, request, job_priority(job))
+        except QuotaError as exc:
+            return str(exc)
+        self._requests[job.job_id] = request
+        self._default_used = self._default_used or quota == DEFAULT_QUOTA
+        return None
+
+    def try_start(self, job: Job) -> str | None:
+        request = self._requests[job.job_id]
+        if not job.total.fits_within(self._total - self._used):
+            return FULL_CLUSTER
+        decision = self.manager.reserve(job.job_id)
+        if not decision.ok:
+            return f"quota {decision.quota}'s runtime"
+        self._running.add(job.job_id)
+        self._used = self._used + _rename(request, _FROM_ELASTIC)
+        return None
+
+    def end(self, job_id: str) -> None:
+        if job_id in self._running:
+            self._running.discard(job_id)
+            self._used = self._used - _rename(self._requests[job_id], _FROM_ELASTIC)
+        self.manager.remove_pod(job_id)
+        del self._requests[job_id]
+
+    def revoked(self) -> list[str]:
+        out: list[str] = []
+        for quota in self.manager.over_runtime():
+            for pod_id in self.manager.revoke_list(quota):
+                self.manager.unassign_pod(pod_id)
+                self._running.discard(pod_id)
+                self._used = self._used - _rename(self._requests[pod_id], _FROM_ELASTIC)
+                out.append(pod_id)
+        return out
+
+    def figures(self) -> dict[str, GroupFigures]:
+        """Every quota but the root and system ones, parents included (their used and
+        runtime cover their children); the default group once a job ran in it."""
+        out: dict[str, GroupFigures] = {}
+        for status in self.manager.statuses():
+            spec = status.spec
+            if spec.name in (ROOT_QUOTA, SYSTEM_QUOTA):
+                continue
+            if spec.name == DEFAULT_QUOTA and not self._default_used:
+                continue
+            out[spec.name] = GroupFigures(
+                _rename(status.used, _FROM_ELASTIC), _rename(status.runtime, _FROM_ELASTIC),
+                _rename(spec.min, _FROM_ELASTIC), _rename(spec.max, _FROM_ELASTIC))
+        return out
+
+
+def load_elastic_model(yaml_text: str, total: Mapping[str, int]) -> ElasticModel:
+    """ElasticQuota objects (YAML, `---` separated) on a cluster of `total` (job resource
+    names); `QuotaError` says what is wrong with the file."""
+    manager = ElasticQuotaManager(_rename(total, _TO_ELASTIC))
+    for spec in parent_first(load_elastic_quotas(yaml_text)):
+        manager.upsert(spec)
+    return ElasticModel(manager, _namespace_bindings(yaml_text))
+
+
+def _namespace_bindings(yaml_text: str) -> dict[str, str]:
+    """namespace -> quota from each quota's `namespaces` annotation (a JSON list)."""
+    bindings: dict[str, str] = {}
+    for document in yaml.safe_load_all(yaml_text):
+        items: list[Any] = document.get("items", [document]) if isinstance(
+            document, dict) else []
+        for item in items:
+            metadata = item.get("metadata") if isinstance(item, dict) else None
+            if not isinstance(metadata, dict):
+                continue
+            annotations = metadata.get("annotations") or {}
+            text = annotations.get(NAMESPACES_ANNOTATION) if isinstance(
+                annotations, dict) else None
+            if not text:
+                continue
+            try:
+                names = json.loads(text)
+            except ValueError:
+                names = None
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise QuotaError(f"quota {metadata.get('name')}: {NAMESPACES_ANNOTATION} must "
+                                 f"be a JSON list of namespaces, got {text!r}")
+            for namespace in names:
+                if namespace in bindings:
+                    raise QuotaError(f"namespace {namespace} is bound to both quota "
+                                     f"{bindings[namespace]} and {metadata.get('name')}")
+                bindings[namespace] = str(metadata.get("name"))
+    return bindings
+
