@@ -148,7 +148,9 @@ def _limit_lifted(p: PartitionContext, app: Application, pending: PendingAsk) ->
     p.accounting.calls += 1
     headroom = p.ugm.headroom(app.queue_path, app.application_id, app.user)
     if headroom is not None and any(q > headroom.get(n, q) for n, q in resource.items()):
-        pending.blocked = p.accounting.token(pending.wait) if pending.wait else None
+        # a limit still holds it, but the headroom folds user and group together: which one
+        # is for the walk's own attempt to find out (and block it on the right counter)
+        pending.blocked = None
         return
     pending.wait = Wait("node", "", app.queue_path, "capacity",
                         f"no schedulable node has {resource} available", pending.ask.key)
