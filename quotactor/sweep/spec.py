@@ -129,7 +129,7 @@ def parse_sweep(text: str, source: str = "<sweep>", folder: Path = Path(".")) ->
         cluster=parse_cluster(document.get("cluster"), folder),
         parameters=parameters,
         sample=_sample(document.get("sample")),
-        **_replay(document.get("replay")),
+        **_replay(document.get("replay"), model),
     )
     if spec.sample is None and spec.grid_size > MAX_POINTS:
         raise SweepError(f"the grid has {spec.grid_size} points (at most {MAX_POINTS}); "
@@ -302,12 +302,16 @@ def _sample(value: Any) -> Sample | None:
     return Sample(count, seed)
 
 
-def _replay(value: Any) -> dict[str, str]:
+def _replay(value: Any, model: str) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise SweepError("replay: expected {packing: dense|none, partition: NAME}")
     check_keys(value, {"packing", "partition"}, "replay")
+    if model != "yunikorn" and value:
+        raise SweepError(f"replay: {', '.join(value)} is for the yunikorn model (the {model} "
+                         "replay has no partitions and fits jobs into the cluster's total, not "
+                         "node by node)")
     packing = value.get("packing", "dense")
     if packing not in ("dense", "none"):
         raise SweepError("replay: packing is dense or none")

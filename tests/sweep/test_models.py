@@ -136,6 +136,21 @@ def test_the_base_config_must_be_the_models_file(tmp_path: Path) -> None:
                           "  x: {path: '[2].spec.max.cpu', values: [1]}\n"))
 
 
+def test_replay_options_are_the_yunikorn_models(tmp_path: Path) -> None:
+    path = _sweep(tmp_path, "elastic", ELASTIC,
+                  "  b_max: {path: '[1].spec.max.cpu', values: [16]}\nreplay: {packing: none}\n")
+    with pytest.raises(SweepError, match="replay: packing is for the yunikorn model"):
+        load_sweep(path)
+
+
+def test_ray_gives_the_rows_of_one_process(local_ray: None, tmp_path: Path) -> None:
+    path = _sweep(tmp_path, "quotatree", TREE,
+                  "  a_quota:\n    path: spec.nodes.group-a.quota.cpu\n    values: [4, 16]\n")
+    serial = run_sweep(load_sweep(path), tmp_path / "one", workers=1, progress=_Sink())
+    on_ray = run_sweep(load_sweep(path), tmp_path / "ray", executor="ray", progress=_Sink())
+    assert on_ray.ran == 2 and on_ray.rows == serial.rows
+
+
 def test_the_bundled_nasa_files_are_the_base_of_builtin_configs() -> None:
     for model, path in (("elastic", "[0].spec.max.cpu"),
                         ("quotatree", "spec.nodes.normal.quota.cpu")):
