@@ -42,7 +42,9 @@ class Binding:
 
 
 def parse_path(text: str, parameter: str) -> tuple[Step, ...]:
-    """`a.b[0].c` -> ("a", "b", 0, "c"); a `SweepError` naming `parameter` if malformed."""
+    """`a.b[0].c` -> ("a", "b", 0, "c"), `[1].spec` -> (1, "spec") (a base config that is a
+    list: ElasticQuota documents, a forest of quota trees); a `SweepError` naming `parameter`
+    if malformed."""
     steps: list[Step] = []
     position = 0
     while position < len(text):
@@ -54,7 +56,7 @@ def parse_path(text: str, parameter: str) -> tuple[Step, ...]:
                              f"at character {position + 1}")
         steps.append(match.group(1) if match.group(1) is not None else int(match.group(2)))
         position = match.end()
-    if not steps or not isinstance(steps[0], str):
+    if not steps:
         raise SweepError(f"parameter {parameter!r}: malformed path {text!r}")
     return tuple(steps)
 

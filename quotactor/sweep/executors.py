@@ -23,6 +23,8 @@ from typing import Any
 
 from quotactor.config import load_config
 from quotactor.sim import ReplayOptions, Workload
+from quotactor.sim.model_runs import build_model
+from quotactor.sim.models import ModelOptions, replay_model
 from quotactor.sim.session import ConfigRun, run_config
 from quotactor.sweep.errors import SweepError
 from quotactor.sweep.headline import Value, headline
@@ -69,14 +71,22 @@ class Finished:
 
 
 def replay_point(workload: Workload, setup: Setup, task: Task) -> Finished:
-    """Replay one point and reduce it to its headline figures."""
+    """Replay one point and reduce it to its headline figures: the YuniKorn scheduler under
+    the queue config, or `replay_model` under a fresh elastic or quota-tree model (a model
+    holds the replay's state, so each point builds its own)."""
     started = time.perf_counter()
     try:
-        run = ConfigRun(task.label, "sweep", load_config(task.config_text))
-        options = ReplayOptions(partition=setup.partition, packing=setup.packing,  # type: ignore[arg-type]
-                                label=task.label, progress=False)
         cluster = unpack_cluster(setup.cluster)
-        figures = headline(run_config(run, workload, cluster, options), setup.model)
+        if setup.model == "yunikorn":
+            run = ConfigRun(task.label, "sweep", load_config(task.config_text))
+            options = ReplayOptions(partition=setup.partition, packing=setup.packing,  # type: ignore[arg-type]
+                                    label=task.label, progress=False)
+            result = run_config(run, workload, cluster, options)
+        else:
+            model = build_model(setup.model, task.config_text, cluster.capacity)
+            result = replay_model(model, workload, cluster, ModelOptions(
+                label=task.label, config_source="sweep", progress=False))
+        figures = headline(result, setup.model)
     except Exception as exc:  # one failing point must not end the sweep: it is reported
         return Finished(task.key, None, f"{type(exc).__name__}: {exc}",
                         time.perf_counter() - started)

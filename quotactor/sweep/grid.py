@@ -1,5 +1,6 @@
 """The points of a sweep: every combination of parameter values (or a seeded sample) on every
-workload, each with its config rendered and checked by the same validator the replay uses.
+workload, each with its config rendered and checked by the same validator the replay uses (the
+YuniKorn config validator, or the elastic or quota-tree model's own loader).
 
 A point's `index` is its place in the full grid (workloads first, then the parameters in the
 order the file lists them, the last varying fastest), so a sample names the same points on
@@ -13,11 +14,16 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import yaml
 
 from quotactor.config import ConfigError, load_config
+from quotactor.elastic import QuotaError
+from quotactor.quotatree import QuotaTreeError
+from quotactor.sim.model_runs import build_model
 from quotactor.sweep.binding import Scalar, apply_bindings
 from quotactor.sweep.headline import FIGURES_VERSION
 from quotactor.sweep.spec import SweepSpec
@@ -67,7 +73,8 @@ def expand(spec: SweepSpec) -> Grid:
     rendered: dict[tuple[int, ...], tuple[str, str]] = {}
     points: list[Point] = []
     invalid: list[InvalidPoint] = []
-    cluster = repr(pack_cluster(spec.cluster.build()))  # the nodes, even from a file
+    nodes = spec.cluster.build()
+    cluster = repr(pack_cluster(nodes))  # the nodes, even from a file
     workload_keys = {w.name: w.key() for w in spec.workloads}
     for index in indices:
         digits = _digits(index, sizes)
@@ -77,8 +84,9 @@ def expand(spec: SweepSpec) -> Grid:
                                                               strict=True))
         if choice not in rendered:
             document = apply_bindings(base, bindings, dict(values))
-            text = yaml.safe_dump(document, sort_keys=False)
-            rendered[choice] = (text, _problem(text, spec.partition))
+            text = render(document, spec.model)
+            rendered[choice] = (text, _problem(text, spec.model, spec.partition,
+                                               nodes.capacity))
         text, problem = rendered[choice]
         if problem:
             invalid.append(InvalidPoint(index, workload.name, values, problem))
@@ -98,8 +106,23 @@ def _digits(index: int, sizes: list[int]) -> list[int]:
     return digits
 
 
-def _problem(text: str, partition: str) -> str:
-    """Why the validator rejects `text` (empty when it accepts it)."""
+def render(document: Any, model: str) -> str:
+    """A point's config as the text its model's loader reads."""
+    if model == "elastic":
+        return yaml.safe_dump_all(document, sort_keys=False)
+    if model == "quotatree":
+        return json.dumps(document, indent=1)
+    return yaml.safe_dump(document, sort_keys=False)
+
+
+def _problem(text: str, model: str, partition: str, total: Mapping[str, int]) -> str:
+    """Why the model's validator rejects `text` (empty when it accepts it)."""
+    if model != "yunikorn":
+        try:
+            build_model(model, text, total)
+        except (QuotaError, QuotaTreeError, yaml.YAMLError, ValueError) as exc:
+            return " ".join(str(exc).split())
+        return ""
     try:
         config = load_config(text)
     except ConfigError as exc:

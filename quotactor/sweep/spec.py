@@ -1,8 +1,10 @@
 """The sweep file: a base config, workloads, a cluster, and the parameters to vary.
 
 ```yaml
-model: yunikorn                  # the replay's quota model (elastic, quotatree: not yet)
-config: queues.yaml              # the base config: a path (relative to this file), or inline
+model: yunikorn                  # the quota model: yunikorn, elastic or quotatree
+config: queues.yaml              # the base config: a path (relative to this file), or inline;
+                                 # elastic: ElasticQuota YAML documents ([1].spec.max.cpu),
+                                 # quotatree: QuotaTree JSON (spec.nodes.a.quota.cpu)
 workloads:
   - builtin:nasa-ipsc            # the bundled NASA iPSC/860 trace
   - {source: traces/q3.swf.gz, swf_groups: {1: normal, 2: system}, jobs: 5000}
@@ -55,7 +57,6 @@ from quotactor.sweep.inputs import (
 __all__ = ["MODELS", "Parameter", "Sample", "SweepSpec", "load_sweep", "parse_sweep"]
 
 MODELS = ("yunikorn", "elastic", "quotatree")
-SUPPORTED_MODELS = ("yunikorn",)
 MAX_POINTS = 100_000
 MAX_RANGE = 10_000
 
@@ -118,7 +119,7 @@ def parse_sweep(text: str, source: str = "<sweep>", folder: Path = Path(".")) ->
     check_keys(document, {"model", "config", "workloads", "cluster", "replay", "parameters",
                       "sample"}, "the sweep file")
     model = _model(document.get("model", "yunikorn"))
-    base = _base(document.get("config"), folder)
+    base = _base(document.get("config"), folder, model)
     parameters = _parameters(document.get("parameters"), base)
     spec = SweepSpec(
         source=source,
@@ -128,7 +129,7 @@ def parse_sweep(text: str, source: str = "<sweep>", folder: Path = Path(".")) ->
         cluster=parse_cluster(document.get("cluster"), folder),
         parameters=parameters,
         sample=_sample(document.get("sample")),
-        **_replay(document.get("replay")),
+        **_replay(document.get("replay"), model),
     )
     if spec.sample is None and spec.grid_size > MAX_POINTS:
         raise SweepError(f"the grid has {spec.grid_size} points (at most {MAX_POINTS}); "
@@ -139,19 +140,18 @@ def parse_sweep(text: str, source: str = "<sweep>", folder: Path = Path(".")) ->
 def _model(value: Any) -> str:
     if value not in MODELS:
         raise SweepError(f"model: {value!r} is not a quota model (one of {', '.join(MODELS)})")
-    if value not in SUPPORTED_MODELS:
-        raise SweepError(f"model: {value!r} is not yet supported: the replay speaks only "
-                         f"{', '.join(SUPPORTED_MODELS)} today")
     return str(value)
 
 
-def _base(value: Any, folder: Path) -> Any:
+def _base(value: Any, folder: Path, model: str) -> Any:
+    """The base config as a document: a YuniKorn queue config (a mapping), the list of
+    ElasticQuota YAML documents, or the parsed QuotaTree JSON (an object, or a list: a forest)."""
     if value is None:
-        raise SweepError("config: missing (a path to a queue config, or the config inline)")
+        raise SweepError("config: missing (a path to the model's quota file, or it inline)")
     if value == BUILTIN_NASA:
         from quotactor.sim.demo import demo_config_text
 
-        return yaml.safe_load(demo_config_text())
+        return _parse_base(demo_config_text(model), "the bundled NASA config", model)
     if isinstance(value, str):
         path = folder / value
         try:
@@ -159,11 +159,36 @@ def _base(value: Any, folder: Path) -> Any:
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise SweepError(f"config: cannot read {path}: {reason}") from None
-        try:
+        return _parse_base(text, str(path), model)
+    return _check_base(value, model)
+
+
+def _parse_base(text: str, where: str, model: str) -> Any:
+    try:
+        if model == "elastic":
+            value: Any = [d for d in yaml.safe_load_all(text) if d is not None]
+        elif model == "quotatree":
+            value = json.loads(text)
+        else:
             value = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise SweepError(f"config: {path}: not valid YAML: {exc}") from None
-    if not isinstance(value, dict) or not isinstance(value.get("partitions"), list):
+    except (yaml.YAMLError, ValueError) as exc:
+        kind = "JSON" if model == "quotatree" else "YAML"
+        raise SweepError(f"config: {where}: not valid {kind}: {exc}") from None
+    return _check_base(value, model)
+
+
+def _check_base(value: Any, model: str) -> Any:
+    if model == "elastic":
+        if not isinstance(value, list) or not value \
+                or not all(isinstance(d, dict) for d in value):
+            raise SweepError("config: expected ElasticQuota objects (YAML documents, or a "
+                             "list of them inline)")
+    elif model == "quotatree":
+        trees = value if isinstance(value, list) else [value]
+        if not trees or not all(isinstance(t, dict) and isinstance(t.get("spec"), dict)
+                                for t in trees):
+            raise SweepError("config: expected a QuotaTree JSON object, or a list of them")
+    elif not isinstance(value, dict) or not isinstance(value.get("partitions"), list):
         raise SweepError("config: expected a queue config with a `partitions` list")
     return value
 
@@ -277,12 +302,16 @@ def _sample(value: Any) -> Sample | None:
     return Sample(count, seed)
 
 
-def _replay(value: Any) -> dict[str, str]:
+def _replay(value: Any, model: str) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise SweepError("replay: expected {packing: dense|none, partition: NAME}")
     check_keys(value, {"packing", "partition"}, "replay")
+    if model != "yunikorn" and value:
+        raise SweepError(f"replay: {', '.join(value)} is for the yunikorn model (the {model} "
+                         "replay has no partitions and fits jobs into the cluster's total, not "
+                         "node by node)")
     packing = value.get("packing", "dense")
     if packing not in ("dense", "none"):
         raise SweepError("replay: packing is dense or none")

@@ -55,8 +55,8 @@ def test_a_bad_sweep_file_is_one_line(tmp_path: Path,
     bad.write_text("model: elastic\n", encoding="utf-8")
     assert main(["sweep", str(bad)]) == 2
     err = capsys.readouterr().err
-    assert err == "quotactor sweep: model: 'elastic' is not yet supported: the replay " \
-                  "speaks only yunikorn today\n"
+    assert err == "quotactor sweep: config: missing (a path to the model's quota file, or " \
+                  "it inline)\n"
 
 
 def test_ctrl_c_is_one_line_and_exit_130(tiny_sweep: Path, monkeypatch: pytest.MonkeyPatch,

@@ -108,9 +108,10 @@ def test_templates_must_be_bound_and_used() -> None:
         parse_sweep(TINY.replace("${group_apps}", "3"))
 
 
-@pytest.mark.parametrize("model", ["elastic", "quotatree"])
-def test_other_models_are_named_but_not_yet_supported(model: str) -> None:
-    with pytest.raises(SweepError, match=f"model: '{model}' is not yet supported"):
+@pytest.mark.parametrize(("model", "message"), [("elastic", "expected ElasticQuota objects"),
+                                                ("quotatree", "expected a QuotaTree")])
+def test_a_queue_config_is_not_another_models_base(model: str, message: str) -> None:
+    with pytest.raises(SweepError, match=message):
         parse_sweep(f"model: {model}\n" + TINY)
     with pytest.raises(SweepError, match="not a quota model"):
         parse_sweep("model: slurm\n" + TINY)
