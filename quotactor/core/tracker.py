@@ -88,36 +88,15 @@ class UserTrackerState(TrackerState):
         self, parts: tuple[str, ...], app: str, usage: Resource, group: str | None,
         journal: Journal | None = None,
     ) -> None:
-        undo = Journal() if journal is None else journal
-        try:
-            if app not in self.app_groups:
-                undo.store(self.app_groups, app, group)
-            _link_path(self.app_paths, app, parts, undo)
-            self.root.increase(parts, app, usage, undo)
-        except BaseException:
-            if journal is None:
-                undo.rollback()
-            raise
+        _increase(self.root, self.app_groups, self.app_paths, parts, app, usage, group, journal)
 
     def decrease(
         self, parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool,
         journal: Journal | None = None,
     ) -> bool:
         """Apply a decrease for a known app on a tracked path; False (no change) otherwise."""
-        if app not in self.app_groups:
-            return False
-        undo = Journal() if journal is None else journal
-        try:
-            if not self.root.decrease(parts, app, usage, remove_app, undo):
-                return False
-            if remove_app:
-                undo.pop(self.app_groups, app)
-                _unlink_app(self.root, self.app_paths, app, undo)
-        except BaseException:
-            if journal is None:
-                undo.rollback()
-            raise
-        return True
+        return _decrease(self.root, self.app_groups, self.app_paths, parts, app, usage,
+                         remove_app, journal)
 
     def snapshot(self, table: LimitTable) -> dict[str, Any]:
         out: dict[str, Any] = {"userName": self.name}
@@ -157,36 +136,15 @@ class GroupTrackerState(TrackerState):
         self, parts: tuple[str, ...], app: str, usage: Resource, user: str,
         journal: Journal | None = None,
     ) -> None:
-        undo = Journal() if journal is None else journal
-        try:
-            if app not in self.applications:
-                undo.store(self.applications, app, user)
-            _link_path(self.app_paths, app, parts, undo)
-            self.root.increase(parts, app, usage, undo)
-        except BaseException:
-            if journal is None:
-                undo.rollback()
-            raise
+        _increase(self.root, self.applications, self.app_paths, parts, app, usage, user, journal)
 
     def decrease(
         self, parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool,
         journal: Journal | None = None,
     ) -> bool:
         """Apply a decrease for a known app on a tracked path; False (no change) otherwise."""
-        if app not in self.applications:
-            return False
-        undo = Journal() if journal is None else journal
-        try:
-            if not self.root.decrease(parts, app, usage, remove_app, undo):
-                return False
-            if remove_app:
-                undo.pop(self.applications, app)
-                _unlink_app(self.root, self.app_paths, app, undo)
-        except BaseException:
-            if journal is None:
-                undo.rollback()
-            raise
-        return True
+        return _decrease(self.root, self.applications, self.app_paths, parts, app, usage,
+                         remove_app, journal)
 
     def snapshot(self, table: LimitTable) -> dict[str, Any]:
         out: dict[str, Any] = {"groupName": self.name}
@@ -196,6 +154,48 @@ class GroupTrackerState(TrackerState):
             self.limit_lookup(table), table.group_limit_paths(self.name)
         )
         return out
+
+
+def _increase(
+    root: QueueNode, links: dict[str, Any], app_paths: dict[str, set[tuple[str, ...]]],
+    parts: tuple[str, ...], app: str, usage: Resource, link: str | None,
+    journal: Journal | None,
+) -> None:
+    """One increase of a user or a group tracker (`links`: app -> its group, or its user),
+    undone whole if a step raises, unless the caller keeps it open in its own `journal`."""
+    undo = Journal() if journal is None else journal
+    try:
+        if app not in links:
+            undo.store(links, app, link)
+        _link_path(app_paths, app, parts, undo)
+        root.increase(parts, app, usage, undo)
+    except BaseException:
+        if journal is None:
+            undo.rollback()
+        raise
+
+
+def _decrease(
+    root: QueueNode, links: dict[str, Any], app_paths: dict[str, set[tuple[str, ...]]],
+    parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool,
+    journal: Journal | None,
+) -> bool:
+    """One decrease of a user or a group tracker, atomic as `_increase`; False when the
+    app or the path is not tracked (nothing changed)."""
+    if app not in links:
+        return False
+    undo = Journal() if journal is None else journal
+    try:
+        if not root.decrease(parts, app, usage, remove_app, undo):
+            return False
+        if remove_app:
+            undo.pop(links, app)
+            _unlink_app(root, app_paths, app, undo)
+    except BaseException:
+        if journal is None:
+            undo.rollback()
+        raise
+    return True
 
 
 def _link_path(
