@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -70,3 +71,89 @@ def run_concurrently() -> RunConcurrently:
                     helper.result(timeout=timeout)
 
     return run
+
+
+class Interrupted(Exception):
+    """What the `alarm` fixture's signal handler raises, standing in for KeyboardInterrupt."""
+
+
+class Alarm:
+    """Raises `Interrupted` from SIGALRM, but only while armed, so that a test's own
+    bookkeeping is never interrupted: the interrupt lands only inside the call under test."""
+
+    def __init__(self) -> None:
+        self.armed = False
+        self.fired = 0
+
+    def handler(self, signum: int, frame: Any) -> None:
+        if self.armed:
+            self.armed = False
+            self.fired += 1
+            raise Interrupted
+
+    def attempt(self, call: Callable[[], Any], delay: float,
+                tolerated: tuple[type[BaseException], ...] = ()) -> bool:
+        """Run `call` with the alarm set to fire after `delay` s; True if it was interrupted.
+        Errors of the `tolerated` types (a refusal the call may answer) are swallowed."""
+        try:
+            try:
+                self.armed = True
+                signal.setitimer(signal.ITIMER_REAL, delay)
+                call()
+            finally:
+                self.armed = False
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except Interrupted:
+            return True
+        except tolerated:
+            pass
+        return False
+
+
+@pytest.fixture
+def alarm() -> Iterator[Alarm]:
+    """An `Alarm` whose handler is installed for the test and removed after it."""
+    armed = Alarm()
+    previous = signal.signal(signal.SIGALRM, armed.handler)
+    try:
+        yield armed
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class Fault:
+    """Wraps a function so that, while armed, its `nth` call raises; counts what it did."""
+
+    def __init__(self, function: Callable[..., Any]) -> None:
+        self.function = function
+        self.armed = False
+        self.calls = 0
+        self.nth = 1
+        self.raised = 0
+
+    def wrapper(self) -> Callable[..., Any]:
+        """A plain function (so that, set on a class, it binds like the method it replaces)."""
+        def faulty(*args: Any, **kwargs: Any) -> Any:
+            if self.armed:
+                self.calls += 1
+                if self.calls == self.nth:
+                    self.raised += 1
+                    raise RuntimeError("injected fault")
+            return self.function(*args, **kwargs)
+
+        return faulty
+
+    def arm(self, nth: int) -> None:
+        self.armed, self.calls, self.nth = True, 0, nth
+
+
+@pytest.fixture
+def inject_fault(monkeypatch: pytest.MonkeyPatch) -> Callable[[Any, str], Fault]:
+    """`inject_fault(owner, name)` replaces `owner.name` with a `Fault` for the test."""
+    def inject(owner: Any, name: str) -> Fault:
+        fault = Fault(getattr(owner, name))
+        monkeypatch.setattr(owner, name, fault.wrapper())
+        return fault
+
+    return inject

@@ -42,39 +42,6 @@ USERS = [UserGroup(f"u{i}", [f"g{i % 2}"]) for i in range(6)]
 LEAVES = ["root.a.x", "root.a.y", "root.b.z"]  # usage only on leaves: parents = sum of children
 
 
-class Interrupted(Exception):
-    """What our signal handler raises, standing in for KeyboardInterrupt."""
-
-
-class Alarm:
-    """Raises `Interrupted` from SIGALRM, but only while armed, so that the test's own
-    bookkeeping is never interrupted."""
-
-    def __init__(self) -> None:
-        self.armed = False
-        self.fired = 0
-
-    def handler(self, signum: int, frame: Any) -> None:
-        if self.armed:
-            self.armed = False
-            self.fired += 1
-            raise Interrupted
-
-    def attempt(self, call: Callable[[], Any], delay: float) -> bool:
-        """Run `call` with the alarm set to fire after `delay` s; True if it was interrupted."""
-        try:
-            try:
-                self.armed = True
-                signal.setitimer(signal.ITIMER_REAL, delay)
-                call()
-            finally:
-                self.armed = False
-                signal.setitimer(signal.ITIMER_REAL, 0)
-        except Interrupted:
-            return True
-        return False
-
-
 def leaf_usage(ugm: UserGroupManager, user: UserGroup, queue: str) -> int:
     snapshot = ugm.user_usage(user.user)
     if snapshot is None:
@@ -132,13 +99,11 @@ def answers_in_time(ugm: UserGroupManager, user: UserGroup) -> None:
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("seed", range(24))
 def test_interrupted_callers_leave_nothing_claimed_and_usage_consistent(
-    seed: int, start_ugm: Any,
+    seed: int, start_ugm: Any, alarm: Any,
 ) -> None:
     rng = random.Random(seed)
     ugm: UserGroupManager = start_ugm(TABLE)
     ugm.timeout = TIMEOUT
-    alarm = Alarm()
-    previous = signal.signal(signal.SIGALRM, alarm.handler)
     apps = {user.user: (f"{user.user}-app", rng.choice(LEAVES)) for user in USERS}
     try:
         for _ in range(60):
@@ -177,7 +142,6 @@ def test_interrupted_callers_leave_nothing_claimed_and_usage_consistent(
         assert (stats["users"], stats["groups"], stats["inflight"]) == (0, 0, 0)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
     began = time.monotonic()
     ugm.stop()
     assert time.monotonic() - began < TIMEOUT

@@ -35,62 +35,6 @@ QUOTAS = ["a", "b", "solo", None]
 Op = Callable[[Any], Any]
 
 
-class Interrupted(Exception):
-    """What the signal handler raises, standing in for KeyboardInterrupt."""
-
-
-class Alarm:
-    """Raises `Interrupted` from SIGALRM, only while armed (never in the test's bookkeeping)."""
-
-    def __init__(self) -> None:
-        self.armed = False
-        self.fired = 0
-
-    def handler(self, signum: int, frame: Any) -> None:
-        if self.armed:
-            self.armed = False
-            self.fired += 1
-            raise Interrupted
-
-    def attempt(self, call: Callable[[], Any], delay: float) -> None:
-        try:
-            try:
-                self.armed = True
-                signal.setitimer(signal.ITIMER_REAL, delay)
-                call()
-            finally:
-                self.armed = False
-                signal.setitimer(signal.ITIMER_REAL, 0)
-        except (Interrupted, QuotaError):
-            pass
-
-
-class Fault:
-    """Wraps a function so that, while armed, its `nth` call raises; counts what it did."""
-
-    def __init__(self, function: Callable[..., Any]) -> None:
-        self.function = function
-        self.armed = False
-        self.calls = 0
-        self.nth = 1
-        self.raised = 0
-
-    def wrapper(self) -> Callable[..., Any]:
-        """A plain function (so that, set on a class, it binds like the method it replaces)."""
-        def faulty(*args: Any, **kwargs: Any) -> Any:
-            if self.armed:
-                self.calls += 1
-                if self.calls == self.nth:
-                    self.raised += 1
-                    raise RuntimeError("injected fault")
-            return self.function(*args, **kwargs)
-
-        return faulty
-
-    def arm(self, nth: int) -> None:
-        self.armed, self.calls, self.nth = True, 0, nth
-
-
 def setup(target: Any) -> None:
     target.upsert(QuotaSpec("dept", is_parent=True, min={"cpu": 20}, max={"cpu": 60}))
     for name in ("a", "b"):
@@ -147,21 +91,19 @@ def consistent(service: ElasticQuotaService) -> None:
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 @pytest.mark.parametrize("seed", range(12))
 def test_interrupted_callers_never_wedge_the_actor_and_leave_whole_operations(
-        seed: int, start_service: Callable[..., ElasticQuotaService]) -> None:
+        seed: int, start_service: Callable[..., ElasticQuotaService], alarm: Any) -> None:
     rng = random.Random(seed)
     service = start_service({"cpu": 60})
     service.timeout = TIMEOUT
     reference = ElasticQuotaManager({"cpu": 60})
     setup(service)
     setup(reference)
-    alarm = Alarm()
-    previous = signal.signal(signal.SIGALRM, alarm.handler)
     pods: list[str] = []
     try:
         for serial in range(60):
             op = next_op(rng, pods, serial)
             before = state(reference)
-            alarm.attempt(partial(op, service), rng.uniform(1e-6, 150e-6))
+            alarm.attempt(partial(op, service), rng.uniform(1e-6, 150e-6), (QuotaError,))
             began = time.monotonic()
             now = state(service)  # queued behind the interrupted operation: it is done
             assert time.monotonic() - began < TIMEOUT
@@ -171,7 +113,6 @@ def test_interrupted_callers_never_wedge_the_actor_and_leave_whole_operations(
         consistent(service)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
     began = time.monotonic()
     service.stop()
     assert time.monotonic() - began < TIMEOUT
@@ -183,9 +124,8 @@ def test_interrupted_callers_never_wedge_the_actor_and_leave_whole_operations(
 @pytest.mark.parametrize("seed", range(3))
 def test_a_step_that_raises_leaves_the_quotas_as_before_with_a_public_error(
         seed: int, target: str, start_service: Callable[..., ElasticQuotaService],
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    fault = Fault(getattr(RuntimeEngine, target))
-    monkeypatch.setattr(RuntimeEngine, target, fault.wrapper())
+        inject_fault: Any) -> None:
+    fault = inject_fault(RuntimeEngine, target)
     rng = random.Random(seed)
     service = start_service({"cpu": 60})
     reference = ElasticQuotaManager({"cpu": 60})

@@ -32,62 +32,6 @@ FOREST_IDS = [f"f{i}" for i in range(8)]  # on T and on U, together or not at al
 Op = Callable[[Any], Any]
 
 
-class Interrupted(Exception):
-    """What the signal handler raises, standing in for KeyboardInterrupt."""
-
-
-class Alarm:
-    """Raises `Interrupted` from SIGALRM, only while armed (never in the test's bookkeeping)."""
-
-    def __init__(self) -> None:
-        self.armed = False
-        self.fired = 0
-
-    def handler(self, signum: int, frame: Any) -> None:
-        if self.armed:
-            self.armed = False
-            self.fired += 1
-            raise Interrupted
-
-    def attempt(self, call: Callable[[], Any], delay: float) -> None:
-        try:
-            try:
-                self.armed = True
-                signal.setitimer(signal.ITIMER_REAL, delay)
-                call()
-            finally:
-                self.armed = False
-                signal.setitimer(signal.ITIMER_REAL, 0)
-        except Interrupted:
-            pass
-
-
-class Fault:
-    """Wraps a function so that, while armed, its `nth` call raises."""
-
-    def __init__(self, function: Callable[..., Any]) -> None:
-        self.function = function
-        self.armed = False
-        self.calls = 0
-        self.nth = 1
-        self.raised = 0
-
-    def wrapper(self) -> Callable[..., Any]:
-        """A plain function (so that, set on a class, it binds like the method it replaces)."""
-        def faulty(*args: Any, **kwargs: Any) -> Any:
-            if self.armed:
-                self.calls += 1
-                if self.calls == self.nth:
-                    self.raised += 1
-                    raise RuntimeError("injected fault")
-            return self.function(*args, **kwargs)
-
-        return faulty
-
-    def arm(self, nth: int) -> None:
-        self.armed, self.calls, self.nth = True, 0, nth
-
-
 def setup(target: Any, build: Any) -> None:
     target.add_tree_from_json(build.tree_doc(T, NODES))
     for i, cid in enumerate(IDS):
@@ -146,19 +90,17 @@ def trial(target: Any, cid: str, keep: bool) -> None:
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 @pytest.mark.parametrize("seed", range(12))
 def test_interrupted_callers_never_wedge_the_actor_and_leave_whole_operations(
-        seed: int, shared: SharedQuotaManager, build: Any) -> None:
+        seed: int, shared: SharedQuotaManager, build: Any, alarm: Any) -> None:
     rng = random.Random(seed)
     shared.timeout = TIMEOUT
     reference = QuotaManager()
     setup(shared, build)
     setup(reference, build)
-    alarm = Alarm()
-    previous = signal.signal(signal.SIGALRM, alarm.handler)
     try:
         for serial in range(60):
             op = next_op(rng)
             before = state(reference)
-            alarm.attempt(partial(op, shared), rng.uniform(1e-6, 150e-6))
+            alarm.attempt(partial(op, shared), rng.uniform(1e-6, 150e-6), (QuotaTreeError,))
             began = time.monotonic()
             now = state(shared)  # queued behind the interrupted operation: it is done
             assert time.monotonic() - began < TIMEOUT
@@ -167,7 +109,6 @@ def test_interrupted_callers_never_wedge_the_actor_and_leave_whole_operations(
                 assert now == state(reference), f"operation {serial} left half-done"
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
     began = time.monotonic()
     shared.stop()
     assert time.monotonic() - began < TIMEOUT
@@ -179,9 +120,8 @@ def test_interrupted_callers_never_wedge_the_actor_and_leave_whole_operations(
 @pytest.mark.parametrize("seed", range(2))
 def test_a_step_that_raises_leaves_the_trees_as_before_with_a_public_error(
         seed: int, target: str, shared: SharedQuotaManager, build: Any,
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    fault = Fault(getattr(QuotaTree, target))
-    monkeypatch.setattr(QuotaTree, target, fault.wrapper())
+        inject_fault: Any) -> None:
+    fault = inject_fault(QuotaTree, target)
     rng = random.Random(seed)
     reference = QuotaManager()
     setup(shared, build)
