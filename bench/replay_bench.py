@@ -23,39 +23,13 @@ from markdown import header
 
 from quotactor.scheduler import Scheduler, VirtualClock
 from quotactor.sim.cluster import ClusterSpec, uniform_cluster
-from quotactor.sim.demo import demo_cluster, demo_config_text, demo_workload
+from quotactor.sim.demo import demo_cluster, demo_config_text, demo_workload, tight_config_text
 from quotactor.sim.jobs import Workload
 from quotactor.sim.replay import ReplayOptions, replay
 from quotactor.sim.result import SimulationResult
 from quotactor.sim.synthetic import generate, parse_synthetic
 
-TIGHT = """\
-partitions:
-  - name: default
-    placementrules:
-      - name: provided
-      - name: fixed
-        value: root.ipsc
-    queues:
-      - name: root
-        submitacl: "*"
-        queues:
-          - name: ipsc
-            maxapplications: 5
-            limits:
-              - limit: u4 is smaller than some of its jobs
-                users: [u4]
-                maxresources: {vcore: "32"}
-              - limit: two running jobs per user
-                users: ["*"]
-                maxapplications: 2
-              - limit: system personnel share one running job
-                groups: [system]
-                maxapplications: 1
-              - limit: normal users share 96 processors
-                groups: [normal]
-                maxresources: {vcore: "96"}
-"""
+TIGHT = tight_config_text()
 
 SYNTHETIC_CONFIG = """\
 partitions:

@@ -18,7 +18,7 @@ from quotactor.sim.jobs import Workload
 from quotactor.sim.swf import parse_swf
 
 __all__ = ["DEMO_CONFIG", "DEMO_CONFIGS", "DEMO_GROUPS", "DEMO_TRACE", "copy_demo_inputs",
-           "demo_cluster", "demo_config_text", "demo_workload"]
+           "demo_cluster", "demo_config_text", "demo_workload", "tight_config_text"]
 
 DEMO_TRACE = "NASA-iPSC-1993-3.1-cln.swf.gz"
 DEMO_CONFIG = "nasa-ipsc-queues.yaml"
@@ -58,6 +58,12 @@ def _first_jobs(lines: list[str], jobs: int) -> list[str]:
 def demo_config_text(model: str = "yunikorn") -> str:
     """The example quota file of `model` (one of `DEMO_CONFIGS`)."""
     return _data(DEMO_CONFIGS[model]).decode("utf-8")
+
+
+def tight_config_text() -> str:
+    """A tight config for the same trace (`nasa-ipsc-tight.yaml`): the README's own-config
+    example, the replay bench's worst case and a full-trace regression test."""
+    return _data("nasa-ipsc-tight.yaml").decode("utf-8")
 
 
 def demo_cluster() -> ClusterSpec:

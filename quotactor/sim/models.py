@@ -301,9 +301,7 @@ class _ModelReplay:
             used = points[-1][1].used
             if used:
                 left[f"quota:{name}"] = used
-        for (kind, name), (usage, apps) in self.timeline.current().items():
-            if usage or apps:
-                left[f"timeline:{kind}:{name}"] = usage + Resource({"runningJobs": apps})
+        left.update(self.timeline.leftover())
         return left
 
     def _result(self, end: float, performance: Performance) -> SimulationResult:

@@ -422,9 +422,7 @@ class _Replay:
                                                len(queue.running_applications)})
             if held:
                 left[f"queue:{queue.path}"] = held
-        for (kind, name), (usage, apps) in self.timeline.current().items():
-            if usage or apps:
-                left[f"timeline:{kind}:{name}"] = usage + Resource({"runningJobs": apps})
+        left.update(self.timeline.leftover())
         return left
 
     def _result(self, end: float, performance: Performance) -> SimulationResult:

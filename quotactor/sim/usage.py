@@ -9,7 +9,6 @@ hundred.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -95,9 +94,12 @@ class UsageTimeline:
             track = self._tracks[(kind, name)] = _Track()
         return track
 
-    def current(self) -> Mapping[tuple[SeriesKind, str], tuple[Resource, int]]:
-        """Usage and running jobs right now of every series (all zero once every job ended)."""
-        return {key: (track.current, track.apps) for key, track in self._tracks.items()}
+    def leftover(self) -> dict[str, Resource]:
+        """Usage and running jobs still counted, as `timeline:KIND:NAME` (empty once every
+        job ended): the timeline's part of a replay's books."""
+        return {f"timeline:{kind}:{name}": track.current + Resource({"runningJobs": track.apps})
+                for (kind, name), track in self._tracks.items()
+                if track.current or track.apps}
 
     def total(self) -> Series:
         """The whole cluster's usage."""

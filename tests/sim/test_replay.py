@@ -9,7 +9,7 @@ import pytest
 from quotactor.core.resources import Resource
 from quotactor.scheduler import Scheduler, VirtualClock
 from quotactor.sim.cluster import ClusterSpec, uniform_cluster
-from quotactor.sim.demo import demo_cluster, demo_workload
+from quotactor.sim.demo import demo_cluster, demo_workload, tight_config_text
 from quotactor.sim.jobfile import parse_jsonl
 from quotactor.sim.jobs import Workload
 from quotactor.sim.outcomes import JobState
@@ -224,33 +224,6 @@ partitions:
     assert result.everybody.peak == Resource({"vcore": 4000})
 
 
-TIGHT = """\
-partitions:
-  - name: default
-    placementrules:
-      - name: provided
-      - name: fixed
-        value: root.ipsc
-    queues:
-      - name: root
-        submitacl: "*"
-        queues:
-          - name: ipsc
-            maxapplications: 5
-            limits:
-              - limit: u4 is smaller than some of its jobs
-                users: [u4]
-                maxresources: {vcore: "32"}
-              - limit: two running jobs per user
-                users: ["*"]
-                maxapplications: 2
-              - limit: system personnel share one running job
-                groups: [system]
-                maxapplications: 1
-              - limit: normal users share 96 processors
-                groups: [normal]
-                maxresources: {vcore: "96"}
-"""
 
 
 @pytest.mark.timeout(240)
@@ -259,7 +232,7 @@ def test_no_job_is_left_waiting_on_a_limit_nothing_holds_any_more() -> None:
     ask once re-blocked on its user's counter while its group's limit held it was never woken
     again: two jobs were still waiting when the trace ended.)"""
     workload = demo_workload()
-    result, books = run(workload, demo_cluster(), config=TIGHT)
+    result, books = run(workload, demo_cluster(), config=tight_config_text())
     never = {o.cause for o in result.outcomes if o.state is JobState.NEVER_STARTED}
     assert never == {"exceeds user u4's limit: 32 vcore at root.ipsc",
                      "exceeds group normal's limit: 96 vcore at root.ipsc"}
