@@ -31,22 +31,24 @@ from typing import TYPE_CHECKING
 from quotactor.core.resources import Resource
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.application import Application, PendingAsk
-from quotactor.scheduler.contention import PreemptionVictim, Reservation, preempting_by_queue
+from quotactor.scheduler.ask import Ask
+from quotactor.scheduler.contention import AskKey, Reservation, preempting_by_queue
 from quotactor.scheduler.node import Node
 from quotactor.scheduler.preemption_settings import (
     ATTEMPT_INTERVAL,
+    RESERVATION_WAIT_TIMEOUT,
     is_fence,
     preemption_delay,
     victims_disabled,
 )
 from quotactor.scheduler.queue import Queue
-from quotactor.scheduler.reservation import limits_hold, reserve
+from quotactor.scheduler.reservation import cancel, limits_hold, reserve
+from quotactor.scheduler.victims import mark_victims, unmark_victims
 
 if TYPE_CHECKING:
     from quotactor.scheduler.context import PartitionContext
 
-__all__ = ["mark_victim", "mark_victims", "may_preempt", "try_preempt", "unmark_victims",
-           "victim_order"]
+__all__ = ["may_preempt", "try_preempt", "victim_order"]
 
 _EMPTY = Resource()
 
@@ -158,7 +160,9 @@ def _candidates(p: PartitionContext, fence: Queue, leaf: Queue, priorities: dict
                 return
             for app in queue.apps.values():
                 for allocation in app.allocations.values():
-                    if allocation.preempted or not any(n in ask for n in allocation.resource):
+                    if allocation.preempted or allocation.required_node is not None \
+                            or not any(n in ask for n in allocation.resource) \
+                            or p.releases.is_asked(app.application_id, allocation.key):
                         continue
                     if fenced or allocation.priority <= threshold:
                         found.append((allocation, queue))
@@ -279,8 +283,7 @@ def try_preempt(p: PartitionContext, app: Application, pending: PendingAsk, now:
     incoming = _incoming(p, key)
     for node_id in sorted(p.nodes.nodes):
         node = p.nodes.nodes[node_id]
-        holder = p.nodes.reserved.get(node_id)
-        if not node.schedulable or (holder is not None and holder != key) \
+        if not _free_of_other_reservations(p, node_id, key, ask, now) or not node.schedulable \
                 or not ask.resource.fits_within_strict(node.capacity):
             continue
         books = _Books(leaf, ask.resource, preempting, incoming)
@@ -307,6 +310,35 @@ def try_preempt(p: PartitionContext, app: Application, pending: PendingAsk, now:
     return True
 
 
+def _free_of_other_reservations(p: PartitionContext, node_id: str, key: AskKey, ask: Ask,
+                                now: float) -> bool:
+    """Whether the preemptor may use `node_id`: it holds no other ask's reservation, or only
+    one it may cancel (YuniKorn's rule: the reserved ask has a lower priority than the
+    preemptor, is not pinned to the node, has not preempted itself, and its reservation is
+    more than an hour old). Cancelling happens while the nodes are looked at, whether or not
+    this node is then chosen, as in YuniKorn."""
+    if node_id in p.nodes.pinned:
+        return False
+    holder = p.nodes.reserved.get(node_id)
+    if holder is None or holder == key:
+        return True
+    c = p.contention
+    reservation = c.reservations.get(holder)
+    app = p.apps.get(holder[0])
+    pending = app.asks.get(holder[1]) if app is not None else None
+    if reservation is None or pending is None or reservation.preemption \
+            or c.has_triggered(holder, pending) or pending.ask.priority >= ask.priority:
+        return False
+    due = reservation.created + RESERVATION_WAIT_TIMEOUT
+    if now <= due:
+        if c.next_wake is None or due < c.next_wake:
+            c.next_wake = due  # a simulator comes back when it may be cancelled
+        return False
+    cancel(p, reservation, f"ask {ask.key} of {key[0]} (priority {ask.priority}) preempts and"
+           f" the reservation is older than {RESERVATION_WAIT_TIMEOUT:.0f}s")
+    return True
+
+
 def _restore(p: PartitionContext, key: tuple[str, str], held: Reservation | None,
              victims: list[Allocation]) -> None:
     """Undo an interrupted preemption: victims unmarked, the ask's reservation as before."""
@@ -321,62 +353,3 @@ def _restore(p: PartitionContext, key: tuple[str, str], held: Reservation | None
         c.reservations[key] = held
         p.nodes.reserved[held.node_id] = key
     unmark_victims(p, victims)
-
-
-def mark_victims(p: PartitionContext, allocations: list[Allocation], reason: str,
-                 preemptor_app: str, preemptor_ask: str, now: float) -> None:
-    """Mark every victim, or none if interrupted (a KeyboardInterrupt included)."""
-    done: list[Allocation] = []
-    try:
-        for allocation in allocations:
-            mark_victim(p, allocation, reason, preemptor_app, preemptor_ask, now)
-            done.append(allocation)
-    except BaseException:
-        unmark_victims(p, done)
-        raise
-
-
-def unmark_victims(p: PartitionContext, allocations: list[Allocation]) -> None:
-    """Put victims back as they were before `mark_victim` (their release not requested)."""
-    c = p.contention
-    for allocation in allocations:
-        key = (allocation.application_id, allocation.key)
-        request = c.victims.pop(key, None)
-        if request is None:
-            continue
-        if request in c.outbox:
-            c.outbox.remove(request)
-        c.preempted[request.reason] -= 1
-        app = p.apps.get(allocation.application_id)
-        if app is not None and key[1] in app.allocations:
-            app.allocations[key[1]] = allocation
-        node = p.nodes.nodes.get(allocation.node_id)
-        if node is not None and key in node.allocations:
-            node.allocations[key] = allocation
-
-
-def mark_victim(p: PartitionContext, allocation: Allocation, reason: str, preemptor_app: str,
-                preemptor_ask: str, now: float) -> None:
-    """Mark `allocation` preempted, tell its application, and ask the shim to release it."""
-    victim_app = p.apps[allocation.application_id]
-    marked = allocation.marked_preempted()
-    victim_app.allocations[allocation.key] = marked
-    node = p.nodes.nodes.get(allocation.node_id)
-    if node is not None:
-        node.allocations[allocation.application_id, allocation.key] = marked
-    request = PreemptionVictim(p.name, allocation.application_id, allocation.key,
-                               allocation.node_id, allocation.resource, victim_app.queue_path,
-                               "quota" if reason == "quota" else "preemption", preemptor_app,
-                               preemptor_ask, now)
-    p.contention.victims[allocation.application_id, allocation.key] = request
-    p.contention.outbox.append(request)
-    p.contention.preempted[request.reason] += 1
-    why = (f"preempted for ask {preemptor_ask} of {preemptor_app}" if reason != "quota"
-           else f"preempted: queue {victim_app.queue_path} is above its lowered maximum")
-    victim_app.note(now, "preempted", f"{allocation.key} on {allocation.node_id}: {why}")
-    if p.releases.confirming:  # a remote shim hears of it with the other release requests
-        p.releases.request(p.name, allocation.application_id, allocation.key,
-                           "PREEMPTED_BY_SCHEDULER", why)
-    p.log.info("scheduler.preempted", app=allocation.application_id,
-               allocation=allocation.key, node=allocation.node_id, reason=request.reason,
-               preemptor=preemptor_app or None, ask=preemptor_ask or None)
