@@ -16,11 +16,19 @@ Removing a victim must never take any of its queues below its guarantee, and the
 placed, must not push any of its own queues above its guarantee or maximum (both measured
 after the victims are gone, so moving usage between two children of one parent is neutral).
 
+Allocations pinned to a node (daemon-set pods, see `required_node`) and placeholders whose
+release was already asked for are never victims.
+
+A node reserved by another ask is skipped, unless that reservation may be cancelled (YuniKorn
+1.7): the reserved ask has a lower priority than the preemptor, is not pinned to the node,
+has not preempted itself, and its reservation is more than an hour old. Such reservations are
+cancelled while the nodes are looked at, whether or not the node is then used, as in YuniKorn.
+
 On each node where the ask could fit, victims are taken in order (originators last, opted-out
 allocations just before them, then lowest priority first and newest first) until the ask
 fits; then victims that turn out unnecessary are dropped again, and the node that loses least
-wins. The victims are
-marked preempted, the shim is asked to release them, and the node is reserved for the ask.
+wins. The victims are marked preempted (`victims`), the shim is asked to release them, and the
+node is reserved for the ask.
 """
 
 from __future__ import annotations

@@ -7,6 +7,13 @@ ask at most one node; a reserved node takes no other (unpinned) ask. Each cycle 
 reservations: the ask is placed on its node when it fits, else on any other free node (the
 reservation is then dropped). A reservation goes away with its ask, its application or its
 node, and expires when a limit has held its ask back for an hour.
+
+An ask pinned to a node (`Ask.required_node`) follows YuniKorn's required-node rules instead:
+when the walk reaches it, it cancels the node's unpinned reservation, and if it does not fit
+it reserves its node at once (several pinned asks may share one node). A reserved pinned ask
+is placed only on its node; while the node is full it preempts there once
+(`required_node.preempt_on_node`). A preemptor may also cancel old reservations of
+lower-priority asks (`preemption`); `cancel` is the one way both take a reservation away.
 """
 
 from __future__ import annotations
