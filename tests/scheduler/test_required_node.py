@@ -40,6 +40,10 @@ def victims(s) -> list[str]:
 
 def test_a_pinned_ask_reserves_its_node_then_preempts_there_without_delay_or_guarantee(
         start_scheduler, clock, assert_books):
+    """The scenario of YuniKorn's "DaemonSet scheduling using simple preemptor" design: a
+    logging daemon-set pod arrives for a full node; it reserves the node in its first cycle,
+    the next cycle's reserved step finds the node still full and preempts there, and once
+    the shim has released the victim the pod is placed on its node."""
     s = start_scheduler(CONFIG)  # no guarantee anywhere, default preemption delay 30 s
     s.add_node("n1", {"vcore": 4000})
     fill(s, clock)

@@ -46,6 +46,9 @@ def victims(s) -> list[str]:
 
 def test_a_young_reservation_blocks_the_preemptor_an_hour_old_one_is_cancelled(
         start_scheduler, clock, assert_books):
+    """YUNIKORN-3092's case: a node reserved by a low-priority ask that cannot preempt would
+    block a guaranteed queue's high-priority ask for good; after an hour the reservation
+    gives way to the preemptor."""
     s = start_scheduler(CONFIG)
     made = reserved_node(s, clock)
     s.submit("urgent", SUE, queue="root.gold", asks=[Ask("u", ONE, priority=10)])
