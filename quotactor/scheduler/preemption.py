@@ -159,6 +159,7 @@ def _candidates(p: PartitionContext, fence: Queue, leaf: Queue, priorities: dict
                 ask: Resource) -> list[tuple[Allocation, Queue]]:
     """Every allocation under `fence` that the ask's priority may take."""
     found: list[tuple[Allocation, Queue]] = []
+    asked = p.releases.asked  # placeholders whose release is asked for are no victims
 
     def walk(queue: Queue, threshold: int, fenced: bool) -> None:
         if queue is leaf:
@@ -170,7 +171,7 @@ def _candidates(p: PartitionContext, fence: Queue, leaf: Queue, priorities: dict
                 for allocation in app.allocations.values():
                     if allocation.preempted or allocation.required_node is not None \
                             or not any(n in ask for n in allocation.resource) \
-                            or p.releases.is_asked(app.application_id, allocation.key):
+                            or (asked and (app.application_id, allocation.key) in asked):
                         continue
                     if fenced or allocation.priority <= threshold:
                         found.append((allocation, queue))
