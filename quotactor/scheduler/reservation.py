@@ -87,7 +87,7 @@ def unreserve(p: PartitionContext, reservation: Reservation, why: str) -> None:
 
 def cancel(p: PartitionContext, reservation: Reservation, why: str) -> None:
     """Take the node away from another ask's reservation (a preemptor or an ask pinned to
-    the node needs it). The ask waits for room again and may reserve anew next cycle."""
+    the node needs it). The ask waits for room again and may reserve anew after the walk."""
     unreserve(p, reservation, f"cancelled: {why}")
     p.contention.reservations_cancelled += 1
     app = p.apps.get(reservation.application_id)
@@ -212,7 +212,10 @@ def allocate_reserved(p: PartitionContext) -> list[Allocation]:
             continue
         target = node if node.schedulable and node.fits(pending.ask.resource) else None
         if target is None and reservation.required:
-            _make_room(p, app, pending, reservation, node, now)
+            if node.fits(pending.ask.resource):  # room, but the node takes no work now
+                reservation.held_since = None
+            else:
+                _make_room(p, app, pending, reservation, node, now)
             continue
         if target is None:
             target = p.nodes.find_fit(pending.ask.resource)

@@ -234,3 +234,20 @@ def test_a_remote_shim_is_asked_to_release_required_node_victims(start_scheduler
     assert request.termination == "PREEMPTED_BY_SCHEDULER" and "must run there" in \
         request.message
     assert [r.reason for r in s.release_requests()] == ["required-node"]
+
+
+def test_an_unschedulable_node_with_room_is_waited_for_not_preempted_on(start_scheduler,
+                                                                        clock):
+    s = start_scheduler(CONFIG)
+    s.add_node("n1", {"vcore": 4000})
+    fill(s, clock)
+    s.submit("ds", SUE, queue="root.system", asks=[Ask("ds", ONE, required_node="n1")])
+    s.schedule()  # reserved
+    s.release("batch-app", "b0")
+    s.update_node("n1", schedulable=False)
+    s.schedule()
+    s.schedule()
+    assert victims(s) == [] and s.application_view("ds")["allocations"] == []
+    s.update_node("n1", schedulable=True)
+    s.schedule()
+    assert s.application_view("ds")["allocations"][0]["nodeId"] == "n1"
