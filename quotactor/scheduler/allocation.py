@@ -33,6 +33,8 @@ class Allocation:
     originator: bool = False
     preempted: bool = False
     """Chosen as a preemption victim: the shim was asked to release it and has not yet."""
+    required_node: str | None = None
+    """The node its ask was pinned to (a daemon-set pod): never a preemption victim."""
 
     def resized(self, resource: Resource) -> Allocation:
         return dataclasses.replace(self, resource=resource)

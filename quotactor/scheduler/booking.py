@@ -37,7 +37,8 @@ def allocate(p: PartitionCore, app: Application, pending: PendingAsk,
     now = p.now()
     allocation = Allocation(ask.key, app.application_id, p.name, node.node_id, ask.resource,
                             ask.priority, ask.placeholder, ask.task_group, pending.added_at, now,
-                            allow_preempt_self=ask.allow_preempt_self, originator=ask.originator)
+                            allow_preempt_self=ask.allow_preempt_self, originator=ask.originator,
+                            required_node=ask.required_node)
     place(p, app, allocation, node, now)
     drop_asks(p, app, (ask.key,), timed_out=False)
     return allocation
@@ -80,7 +81,7 @@ def replace(p: PartitionCore, app: Application, pending: PendingAsk,
     allocation = Allocation(ask.key, app.application_id, p.name, node.node_id, ask.resource,
                             ask.priority, False, ask.task_group, pending.added_at, now,
                             placeholder_used=True, allow_preempt_self=ask.allow_preempt_self,
-                            originator=ask.originator)
+                            originator=ask.originator, required_node=ask.required_node)
     node.add(allocation)
     p.nodes.changed(node)
     app.add_allocation(allocation)

@@ -20,10 +20,15 @@ if TYPE_CHECKING:
 
     from quotactor.scheduler.application import Application, PendingAsk
 
-__all__ = ["AskKey", "Contention", "PreemptionVictim", "Reservation", "preempting_by_queue"]
+__all__ = ["AskKey", "Contention", "PreemptionVictim", "Reservation", "VictimReason",
+           "preempting_by_queue"]
 
 AskKey = tuple[str, str]
 """(application ID, ask or allocation key)."""
+
+VictimReason = Literal["preemption", "required-node", "quota"]
+"""Who chose a victim: the default preemptor, the required-node (daemon-set) preemptor for
+an ask pinned to the victim's node, or quota preemption."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +39,9 @@ class PreemptionVictim:
     (`SchedulerOptions.shim_confirms_releases`) also asks for each one as a `ReleaseRequest`
     of termination `PREEMPTED_BY_SCHEDULER`, which reaches the shim API's decision stream.
 
-    `reason` is `preemption` (for the ask `preemptor_ask` of `preemptor_application`) or
-    `quota` (the queue `queue_path` is above a lowered maximum).
+    `reason` is `preemption` (for the ask `preemptor_ask` of `preemptor_application`),
+    `required-node` (for that ask, pinned to the victim's node) or `quota` (the queue
+    `queue_path` is above a lowered maximum).
     """
 
     partition: str
@@ -44,7 +50,7 @@ class PreemptionVictim:
     node_id: str
     resource: Resource
     queue_path: str
-    reason: Literal["preemption", "quota"]
+    reason: VictimReason
     preemptor_application: str
     preemptor_ask: str
     at: float
@@ -53,7 +59,8 @@ class PreemptionVictim:
 @dataclass(slots=True)
 class Reservation:
     """An ask holding a node until it fits there (after a preemption, or because it fits no
-    node now). `held_since` is when a limit last started to hold the ask back."""
+    node now). `held_since` is when a limit last started to hold the ask back; `required`
+    marks an ask pinned to the node (several of those may hold one node)."""
 
     application_id: str
     app_seq: int
@@ -62,6 +69,7 @@ class Reservation:
     created: float
     preemption: bool
     held_since: float | None = None
+    required: bool = False
 
     def key(self) -> AskKey:
         return (self.application_id, self.ask_key)
@@ -94,6 +102,8 @@ class Contention:
         """Victims chosen, by reason."""
         self.reservations_made = 0
         self.reservations_expired = 0
+        self.reservations_cancelled = 0
+        """Reservations a preemptor or an ask pinned to the node took away."""
         self.reserved_seconds = 0.0
         """Node-seconds held by reservations that have ended."""
         self._cycles = 0

@@ -46,19 +46,19 @@ def after_walk(p: PartitionContext) -> None:
     now = p.now()
     c = p.contention
     attempts = MAX_PREEMPTION_ATTEMPTS
-    room_for_reservations = len(p.nodes.reserved) < len(p.nodes.nodes)
+    room_for_reservations = p.nodes.reserved_count() < len(p.nodes.nodes)
     can_preempt = p.spec.preemption_enabled
     for app, pending in _waiting(p, room_for_reservations, can_preempt):
         key = (app.application_id, pending.ask.key)
         if attempts and may_preempt(p, app, pending, now):
             attempts -= 1
             if try_preempt(p, app, pending, now):
-                room_for_reservations = len(p.nodes.reserved) < len(p.nodes.nodes)
+                room_for_reservations = p.nodes.reserved_count() < len(p.nodes.nodes)
                 continue
         if room_for_reservations and key not in c.reservations \
                 and _fits_no_node(p, app, pending) \
                 and try_reserve(p, app, pending, now) is not None:
-            room_for_reservations = len(p.nodes.reserved) < len(p.nodes.nodes)
+            room_for_reservations = p.nodes.reserved_count() < len(p.nodes.nodes)
     for reservation in c.reservations.values():
         holder = p.apps.get(reservation.application_id)
         if holder is not None and holder.seq == reservation.app_seq \

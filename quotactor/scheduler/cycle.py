@@ -34,6 +34,7 @@ from quotactor.scheduler.contention_step import after_walk, before_walk
 from quotactor.scheduler.lifecycle import ask_release
 from quotactor.scheduler.queue import Queue, current_priority
 from quotactor.scheduler.reasons import Wait
+from quotactor.scheduler.reservation import claim_required_node, reserve_required_node
 
 if TYPE_CHECKING:
     from quotactor.scheduler.context import PartitionContext
@@ -285,8 +286,13 @@ class Cycle:
         headroom = self._headroom.get(app_id)
         if headroom is not None and not _fits(resource, headroom):
             return _for_ask(self._limit_wait[app_id], ask.key)
+        pinned = ask.required_node is not None
+        if pinned:
+            claim_required_node(p, app, pending)
         node = p.nodes.find_fit(resource, ask.required_node)
         if node is None:
+            if pinned:
+                reserve_required_node(p, app, pending, p.now())
             return self._no_node(app, resource, ask.key)
         if not app.tracked:
             known = self._no_new_apps.get((leaf.path, app.user))

@@ -86,6 +86,16 @@ class NodeSet:
         self.reserved: dict[str, tuple[str, str]] = {}
         """Node ID -> (application ID, ask key) of the reservation holding it (see
         `reservation`): a reserved node takes no other ask that is not pinned to it."""
+        self.pinned: dict[str, dict[tuple[str, str], None]] = {}
+        """Node ID -> the reservations of asks pinned to it (several may wait for one node,
+        as daemon-set pods do; a node holds either these or one reservation above)."""
+
+    def is_reserved(self, node_id: str) -> bool:
+        """Whether any reservation holds the node (it takes no unpinned ask then)."""
+        return node_id in self.reserved or node_id in self.pinned
+
+    def reserved_count(self) -> int:
+        return len(self.reserved) + len(self.pinned)
 
     @property
     def policy(self) -> NodeSortPolicy:
@@ -154,10 +164,11 @@ class NodeSet:
             return None
         nodes = self.nodes
         reserved = self.reserved
+        pinned = self.pinned
         for _, node_id in self._order:
             node = nodes[node_id]
             if node.schedulable and resource.fits_within_strict(node.available) \
-                    and node_id not in reserved:
+                    and node_id not in reserved and node_id not in pinned:
                 return node
         self._unfit.add(resource)
         return None

@@ -16,11 +16,19 @@ Removing a victim must never take any of its queues below its guarantee, and the
 placed, must not push any of its own queues above its guarantee or maximum (both measured
 after the victims are gone, so moving usage between two children of one parent is neutral).
 
+Allocations pinned to a node (daemon-set pods, see `required_node`) and placeholders whose
+release was already asked for are never victims.
+
+A node reserved by another ask is skipped, unless that reservation may be cancelled (YuniKorn
+1.7): the reserved ask has a lower priority than the preemptor, is not pinned to the node,
+has not preempted itself, and its reservation is more than an hour old. Such reservations are
+cancelled while the nodes are looked at, whether or not the node is then used, as in YuniKorn.
+
 On each node where the ask could fit, victims are taken in order (originators last, opted-out
 allocations just before them, then lowest priority first and newest first) until the ask
 fits; then victims that turn out unnecessary are dropped again, and the node that loses least
-wins. The victims are
-marked preempted, the shim is asked to release them, and the node is reserved for the ask.
+wins. The victims are marked preempted (`victims`), the shim is asked to release them, and the
+node is reserved for the ask.
 """
 
 from __future__ import annotations
@@ -31,22 +39,24 @@ from typing import TYPE_CHECKING
 from quotactor.core.resources import Resource
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.application import Application, PendingAsk
-from quotactor.scheduler.contention import PreemptionVictim, Reservation, preempting_by_queue
+from quotactor.scheduler.ask import Ask
+from quotactor.scheduler.contention import AskKey, Reservation, preempting_by_queue
 from quotactor.scheduler.node import Node
 from quotactor.scheduler.preemption_settings import (
     ATTEMPT_INTERVAL,
+    RESERVATION_WAIT_TIMEOUT,
     is_fence,
     preemption_delay,
     victims_disabled,
 )
 from quotactor.scheduler.queue import Queue
-from quotactor.scheduler.reservation import limits_hold, reserve
+from quotactor.scheduler.reservation import cancel, limits_hold, reserve
+from quotactor.scheduler.victims import mark_victims, unmark_victims
 
 if TYPE_CHECKING:
     from quotactor.scheduler.context import PartitionContext
 
-__all__ = ["mark_victim", "mark_victims", "may_preempt", "try_preempt", "unmark_victims",
-           "victim_order"]
+__all__ = ["may_preempt", "try_preempt", "victim_order"]
 
 _EMPTY = Resource()
 
@@ -149,6 +159,7 @@ def _candidates(p: PartitionContext, fence: Queue, leaf: Queue, priorities: dict
                 ask: Resource) -> list[tuple[Allocation, Queue]]:
     """Every allocation under `fence` that the ask's priority may take."""
     found: list[tuple[Allocation, Queue]] = []
+    asked = p.releases.asked  # placeholders whose release is asked for are no victims
 
     def walk(queue: Queue, threshold: int, fenced: bool) -> None:
         if queue is leaf:
@@ -158,7 +169,9 @@ def _candidates(p: PartitionContext, fence: Queue, leaf: Queue, priorities: dict
                 return
             for app in queue.apps.values():
                 for allocation in app.allocations.values():
-                    if allocation.preempted or not any(n in ask for n in allocation.resource):
+                    if allocation.preempted or allocation.required_node is not None \
+                            or not any(n in ask for n in allocation.resource) \
+                            or (asked and (app.application_id, allocation.key) in asked):
                         continue
                     if fenced or allocation.priority <= threshold:
                         found.append((allocation, queue))
@@ -279,8 +292,7 @@ def try_preempt(p: PartitionContext, app: Application, pending: PendingAsk, now:
     incoming = _incoming(p, key)
     for node_id in sorted(p.nodes.nodes):
         node = p.nodes.nodes[node_id]
-        holder = p.nodes.reserved.get(node_id)
-        if not node.schedulable or (holder is not None and holder != key) \
+        if not _free_of_other_reservations(p, node_id, key, ask, now) or not node.schedulable \
                 or not ask.resource.fits_within_strict(node.capacity):
             continue
         books = _Books(leaf, ask.resource, preempting, incoming)
@@ -307,6 +319,35 @@ def try_preempt(p: PartitionContext, app: Application, pending: PendingAsk, now:
     return True
 
 
+def _free_of_other_reservations(p: PartitionContext, node_id: str, key: AskKey, ask: Ask,
+                                now: float) -> bool:
+    """Whether the preemptor may use `node_id`: it holds no other ask's reservation, or only
+    one it may cancel (YuniKorn's rule: the reserved ask has a lower priority than the
+    preemptor, is not pinned to the node, has not preempted itself, and its reservation is
+    more than an hour old). Cancelling happens while the nodes are looked at, whether or not
+    this node is then chosen, as in YuniKorn."""
+    if node_id in p.nodes.pinned:
+        return False
+    holder = p.nodes.reserved.get(node_id)
+    if holder is None or holder == key:
+        return True
+    c = p.contention
+    reservation = c.reservations.get(holder)
+    app = p.apps.get(holder[0])
+    pending = app.asks.get(holder[1]) if app is not None else None
+    if reservation is None or pending is None or reservation.preemption \
+            or c.has_triggered(holder, pending) or pending.ask.priority >= ask.priority:
+        return False
+    due = reservation.created + RESERVATION_WAIT_TIMEOUT
+    if now <= due:
+        if c.next_wake is None or due < c.next_wake:
+            c.next_wake = due  # a simulator comes back when it may be cancelled
+        return False
+    cancel(p, reservation, f"ask {ask.key} of {key[0]} (priority {ask.priority}) preempts and"
+           f" the reservation is older than {RESERVATION_WAIT_TIMEOUT:.0f}s")
+    return True
+
+
 def _restore(p: PartitionContext, key: tuple[str, str], held: Reservation | None,
              victims: list[Allocation]) -> None:
     """Undo an interrupted preemption: victims unmarked, the ask's reservation as before."""
@@ -321,62 +362,3 @@ def _restore(p: PartitionContext, key: tuple[str, str], held: Reservation | None
         c.reservations[key] = held
         p.nodes.reserved[held.node_id] = key
     unmark_victims(p, victims)
-
-
-def mark_victims(p: PartitionContext, allocations: list[Allocation], reason: str,
-                 preemptor_app: str, preemptor_ask: str, now: float) -> None:
-    """Mark every victim, or none if interrupted (a KeyboardInterrupt included)."""
-    done: list[Allocation] = []
-    try:
-        for allocation in allocations:
-            mark_victim(p, allocation, reason, preemptor_app, preemptor_ask, now)
-            done.append(allocation)
-    except BaseException:
-        unmark_victims(p, done)
-        raise
-
-
-def unmark_victims(p: PartitionContext, allocations: list[Allocation]) -> None:
-    """Put victims back as they were before `mark_victim` (their release not requested)."""
-    c = p.contention
-    for allocation in allocations:
-        key = (allocation.application_id, allocation.key)
-        request = c.victims.pop(key, None)
-        if request is None:
-            continue
-        if request in c.outbox:
-            c.outbox.remove(request)
-        c.preempted[request.reason] -= 1
-        app = p.apps.get(allocation.application_id)
-        if app is not None and key[1] in app.allocations:
-            app.allocations[key[1]] = allocation
-        node = p.nodes.nodes.get(allocation.node_id)
-        if node is not None and key in node.allocations:
-            node.allocations[key] = allocation
-
-
-def mark_victim(p: PartitionContext, allocation: Allocation, reason: str, preemptor_app: str,
-                preemptor_ask: str, now: float) -> None:
-    """Mark `allocation` preempted, tell its application, and ask the shim to release it."""
-    victim_app = p.apps[allocation.application_id]
-    marked = allocation.marked_preempted()
-    victim_app.allocations[allocation.key] = marked
-    node = p.nodes.nodes.get(allocation.node_id)
-    if node is not None:
-        node.allocations[allocation.application_id, allocation.key] = marked
-    request = PreemptionVictim(p.name, allocation.application_id, allocation.key,
-                               allocation.node_id, allocation.resource, victim_app.queue_path,
-                               "quota" if reason == "quota" else "preemption", preemptor_app,
-                               preemptor_ask, now)
-    p.contention.victims[allocation.application_id, allocation.key] = request
-    p.contention.outbox.append(request)
-    p.contention.preempted[request.reason] += 1
-    why = (f"preempted for ask {preemptor_ask} of {preemptor_app}" if reason != "quota"
-           else f"preempted: queue {victim_app.queue_path} is above its lowered maximum")
-    victim_app.note(now, "preempted", f"{allocation.key} on {allocation.node_id}: {why}")
-    if p.releases.confirming:  # a remote shim hears of it with the other release requests
-        p.releases.request(p.name, allocation.application_id, allocation.key,
-                           "PREEMPTED_BY_SCHEDULER", why)
-    p.log.info("scheduler.preempted", app=allocation.application_id,
-               allocation=allocation.key, node=allocation.node_id, reason=request.reason,
-               preemptor=preemptor_app or None, ask=preemptor_ask or None)

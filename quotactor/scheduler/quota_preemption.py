@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING
 from quotactor.core.resources import Resource
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.contention import preempting_by_queue
-from quotactor.scheduler.preemption import mark_victims, victim_order
+from quotactor.scheduler.preemption import victim_order
 from quotactor.scheduler.preemption_settings import quota_preemption_delay
 from quotactor.scheduler.queue import Queue
+from quotactor.scheduler.victims import mark_victims
 
 if TYPE_CHECKING:
     from quotactor.scheduler.context import PartitionContext

@@ -11,10 +11,20 @@ ended but which still waits for more).
 While the feed is replayed, limits are relaxed (same limit entries, so the same group is
 chosen for each application, but nothing limited): work that already runs is never refused,
 even if the configuration lowered a limit below current usage in the meantime.
+
+Preemption state is not recovered, as in YuniKorn, whose core keeps it in memory only: a
+victim whose release the shim has not confirmed yet is a pod still terminating, which the
+shim re-reports as an ordinary running allocation (the feed carries no `preempted` mark, and
+one given is dropped); reservations and the asks' "triggered preemption" flags start afresh,
+so a preemptor may preempt again (it usually picks the same, newest, victims again) and asks
+reserve again in the next cycle. What the feed does keep is when each ask was made (the pod's
+creation time, which YuniKorn's shim sends as the `creationTime` tag), so preemption and
+reservation delays are not restarted by a restart.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -63,6 +73,7 @@ class RecoveredApplication:
     """An application as the shim re-adds it: identity, queue, asks and live allocations.
 
     `state` and `running` are what the shim last heard from the scheduler (None: unknown).
+    `asked_at` holds when each of `asks` was made (empty: at recovery).
     """
 
     application_id: str
@@ -76,6 +87,7 @@ class RecoveredApplication:
     state: ApplicationState | None = None
     running: bool | None = None
     placeholder_data: tuple[PlaceholderData, ...] = ()
+    asked_at: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,15 +119,22 @@ def feed_of(p: Partition) -> PartitionFeed:
             tags=app.tags,
             gang=app.gang,
             asks=tuple(pending.ask for pending in app.sorted_asks()),
-            allocations=tuple(app.allocations[k] for k in sorted(app.allocations)),
+            allocations=tuple(_unmarked(app.allocations[k]) for k in sorted(app.allocations)),
             state=app.state,
             running=app.tracked,
             placeholder_data=tuple(app.placeholder_data()),
+            asked_at=tuple(pending.added_at for pending in app.sorted_asks()),
         )
         for app in sorted(p.apps.values(), key=lambda a: a.seq)
         if app.state not in TERMINAL_STATES and app.queue is not None
     )
     return PartitionFeed(p.name, nodes, apps)
+
+
+def _unmarked(allocation: Allocation) -> Allocation:
+    """The allocation as a shim reports it: a pod being preempted is just a running pod."""
+    return dataclasses.replace(allocation, preempted=False) if allocation.preempted \
+        else allocation
 
 
 def recover_partition(p: Partition, feed: PartitionFeed) -> None:
@@ -145,7 +164,7 @@ def recover_allocations(p: Partition, allocations: list[Allocation]) -> None:
     p.ugm.update_config(_relaxed(p.ugm.limit_table))
     try:
         for allocation in sorted(allocations, key=lambda a: (a.allocated_at, a.key)):
-            _recover_one(p, allocation)
+            _recover_one(p, _unmarked(allocation))
     finally:
         p.ugm.update_config(saved)
 
@@ -188,13 +207,17 @@ def _relaxed(table: LimitTable) -> LimitTable:
 
 
 def _replay(p: Partition, feed: PartitionFeed) -> None:
+    for spec in feed.applications:
+        if spec.asked_at and len(spec.asked_at) != len(spec.asks):
+            raise InvalidRequest(f"cannot recover {spec.application_id}: {len(spec.asked_at)}"
+                                 f" ask times for {len(spec.asks)} asks")
     for recovered in feed.nodes:
         if recovered.node_id not in p.nodes.nodes:
             p.add_node(recovered.node_id, recovered.capacity, recovered.schedulable,
                        recovered.attributes)
     apps = [_readd(p, spec) for spec in feed.applications]
     bookings = sorted(
-        ((allocation.allocated_at, allocation.key, app, allocation)
+        ((allocation.allocated_at, allocation.key, app, _unmarked(allocation))
          for app, spec in zip(apps, feed.applications, strict=True)
          for allocation in spec.allocations),
         key=lambda b: (b[0], b[1], b[2].seq),
@@ -209,8 +232,10 @@ def _replay(p: Partition, feed: PartitionFeed) -> None:
         p.accounting.charge(app, allocation.resource, enforce=False)
         place(p, app, allocation, node, at)
     for app, spec in zip(apps, feed.applications, strict=True):
-        for ask in spec.asks:
+        for index, ask in enumerate(spec.asks):
             p.add_ask(app.application_id, ask)
+            if spec.asked_at:
+                app.asks[ask.key].added_at = spec.asked_at[index]
         for data in spec.placeholder_data:
             app.restore_progress(data)
         _settle(p, app, spec)

@@ -7,6 +7,13 @@ ask at most one node; a reserved node takes no other (unpinned) ask. Each cycle 
 reservations: the ask is placed on its node when it fits, else on any other free node (the
 reservation is then dropped). A reservation goes away with its ask, its application or its
 node, and expires when a limit has held its ask back for an hour.
+
+An ask pinned to a node (`Ask.required_node`) follows YuniKorn's required-node rules instead:
+when the walk reaches it, it cancels the node's unpinned reservation, and if it does not fit
+it reserves its node at once (several pinned asks may share one node). A reserved pinned ask
+is placed only on its node; while the node is full it preempts there once
+(`required_node.preempt_on_node`). A preemptor may also cancel old reservations of
+lower-priority asks (`preemption`); `cancel` is the one way both take a reservation away.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from quotactor.core.resources import Resource
+from quotactor.scheduler.accounting import queue_max_wait
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.application import Application, PendingAsk
 from quotactor.scheduler.booking import allocate
@@ -22,12 +30,13 @@ from quotactor.scheduler.contention import Reservation
 from quotactor.scheduler.node import Node
 from quotactor.scheduler.preemption_settings import RESERVATION_DELAY, RESERVATION_WAIT_TIMEOUT
 from quotactor.scheduler.reasons import Wait
+from quotactor.scheduler.required_node import preempt_on_node
 
 if TYPE_CHECKING:
     from quotactor.scheduler.context import PartitionContext
 
-__all__ = ["allocate_reserved", "limits_hold", "reservation_wait", "reserve", "try_reserve",
-           "unreserve"]
+__all__ = ["allocate_reserved", "cancel", "claim_required_node", "limits_hold",
+           "reservation_wait", "reserve", "reserve_required_node", "try_reserve", "unreserve"]
 
 
 def reserve(p: PartitionContext, app: Application, pending: PendingAsk, node_id: str, now: float,
@@ -40,10 +49,14 @@ def reserve(p: PartitionContext, app: Application, pending: PendingAsk, node_id:
             old.preemption = old.preemption or preemption
             return old
         unreserve(p, old, f"moved to node {node_id}")
+    required = pending.ask.required_node is not None
     reservation = Reservation(app.application_id, app.seq, pending.ask.key, node_id, now,
-                              preemption)
+                              preemption, required=required)
     p.contention.reservations[key] = reservation
-    p.nodes.reserved[node_id] = key
+    if required:
+        p.nodes.pinned.setdefault(node_id, {})[key] = None
+    else:
+        p.nodes.reserved[node_id] = key
     p.contention.reservations_made += 1
     app.note(now, "reserved", f"{pending.ask.key} reserved node {node_id}")
     p.log.info("scheduler.reserved", app=app.application_id, ask=pending.ask.key, node=node_id,
@@ -59,11 +72,59 @@ def unreserve(p: PartitionContext, reservation: Reservation, why: str) -> None:
     if p.nodes.reserved.get(reservation.node_id) == reservation.key():
         del p.nodes.reserved[reservation.node_id]
         p.nodes.freed()
+    pinned = p.nodes.pinned.get(reservation.node_id)
+    if pinned is not None and reservation.key() in pinned:
+        del pinned[reservation.key()]
+        if not pinned:
+            del p.nodes.pinned[reservation.node_id]
+            p.nodes.freed()
     app = p.apps.get(reservation.application_id)
     if app is not None and app.seq == reservation.app_seq:
         app.note(p.now(), "unreserved", f"{reservation.ask_key} on {reservation.node_id}: {why}")
     p.log.debug("scheduler.unreserved", app=reservation.application_id,
                 ask=reservation.ask_key, node=reservation.node_id, reason=why)
+
+
+def cancel(p: PartitionContext, reservation: Reservation, why: str) -> None:
+    """Take the node away from another ask's reservation (a preemptor or an ask pinned to
+    the node needs it). The ask waits for room again and may reserve anew after the walk."""
+    unreserve(p, reservation, f"cancelled: {why}")
+    p.contention.reservations_cancelled += 1
+    app = p.apps.get(reservation.application_id)
+    if app is None or app.seq != reservation.app_seq:
+        return
+    wait = app.wait
+    if wait is not None and wait.ask == reservation.ask_key \
+            and wait.kind in ("reservation", "preemption"):
+        p.set_wait(app, Wait("node", "", app.queue_path, "capacity",
+                             f"its reservation of node {reservation.node_id} was cancelled"
+                             f" ({why}); it waits for room", reservation.ask_key))
+
+
+def claim_required_node(p: PartitionContext, app: Application, pending: PendingAsk) -> None:
+    """An ask pinned to a node that its limits allow cancels the node's reservation by an
+    unpinned ask (YuniKorn does so before it even tries the node)."""
+    node_id = pending.ask.required_node
+    holder = p.nodes.reserved.get(node_id) if node_id is not None else None
+    if holder is None:
+        return
+    reservation = p.contention.reservations.get(holder)
+    if reservation is not None:
+        cancel(p, reservation, f"ask {pending.ask.key} of {app.application_id} must run on"
+               f" node {node_id}")
+
+
+def reserve_required_node(p: PartitionContext, app: Application, pending: PendingAsk,
+                          now: float) -> None:
+    """A pinned ask that does not fit its node reserves it at once (there is no other node
+    to wait for); a node too small for it, or not registered yet, is not reserved."""
+    node_id = pending.ask.required_node
+    node = p.nodes.nodes.get(node_id) if node_id is not None else None
+    key = (app.application_id, pending.ask.key)
+    if node is None or key in p.contention.reservations \
+            or not pending.ask.resource.fits_within_strict(node.capacity):
+        return
+    reserve(p, app, pending, node.node_id, now, preemption=False)
 
 
 def _shortfall(ask: Resource, node: Node) -> float:
@@ -85,7 +146,7 @@ def try_reserve(p: PartitionContext, app: Application, pending: PendingAsk,
     best_score = 0.0
     for node_id in sorted(p.nodes.nodes):
         node = p.nodes.nodes[node_id]
-        if not node.schedulable or node_id in p.nodes.reserved \
+        if not node.schedulable or p.nodes.is_reserved(node_id) \
                 or not ask.resource.fits_within_strict(node.capacity):
             continue
         score = _shortfall(ask.resource, node)
@@ -150,6 +211,12 @@ def allocate_reserved(p: PartitionContext) -> list[Allocation]:
             unreserve(p, reservation, "node gone or too small")
             continue
         target = node if node.schedulable and node.fits(pending.ask.resource) else None
+        if target is None and reservation.required:
+            if node.fits(pending.ask.resource):  # room, but the node takes no work now
+                reservation.held_since = None
+            else:
+                _make_room(p, app, pending, reservation, node, now)
+            continue
         if target is None:
             target = p.nodes.find_fit(pending.ask.resource)
         if target is None:
@@ -164,6 +231,26 @@ def allocate_reserved(p: PartitionContext) -> list[Allocation]:
             continue
         _held(p, app, reservation, result, now)
     return made
+
+
+def _make_room(p: PartitionContext, app: Application, pending: PendingAsk,
+               reservation: Reservation, node: Node, now: float) -> None:
+    """A pinned ask whose node is still full: if its limits allow it, it preempts there once
+    (`required_node`); if they do not, the reservation is held as any other."""
+    queue = app.queue
+    over = queue.over_max(pending.ask.resource) if queue is not None else None
+    if over is not None:
+        wait = dataclasses.replace(queue_max_wait(over, pending.ask.resource),
+                                   ask=pending.ask.key)
+        _held(p, app, reservation, wait, now)
+        return
+    if limits_hold(p, app, pending):
+        assert pending.wait is not None
+        _held(p, app, reservation, pending.wait, now)
+        return
+    reservation.held_since = None
+    if not p.contention.has_triggered(reservation.key(), pending):
+        preempt_on_node(p, app, pending, node, now)
 
 
 def _held(p: PartitionContext, app: Application, reservation: Reservation, wait: Wait,

@@ -350,16 +350,20 @@ class Scheduler:
             return out
 
     def preemption_counts(self, partition: str = DEFAULT_PARTITION) -> dict[str, float]:
-        """Victims chosen so far by reason, reservations made and expired, and the
-        node-seconds reservations have held nodes (those still held counted up to now)."""
+        """Victims chosen so far by reason (`preemption` by the default preemptor,
+        `requiredNode` for asks pinned to a node, `quota`), reservations made, expired and
+        cancelled (by a preemptor or a pinned ask), and the node-seconds reservations have
+        held nodes (those still held counted up to now)."""
         with self._lock:
             p = self._partition(partition)
             c = p.contention
             now = p.now()
             held = c.reserved_seconds + sum(now - r.created for r in c.reservations.values())
             return {"preemption": c.preempted["preemption"], "quota": c.preempted["quota"],
+                    "requiredNode": c.preempted["required-node"],
                     "reservations": c.reservations_made,
                     "reservationsExpired": c.reservations_expired,
+                    "reservationsCancelled": c.reservations_cancelled,
                     "reservedSeconds": held}
 
     def next_contention_check(self) -> float | None:

@@ -225,7 +225,9 @@ def nodes_view(p: Partition) -> list[dict[str, Any]]:
 
 
 def _node(p: Partition, node: Node) -> dict[str, Any]:
-    holder = p.contention.reservations.get(p.nodes.reserved.get(node.node_id, ("", "")))
+    keys = [p.nodes.reserved.get(node.node_id, ("", "")),
+            *p.nodes.pinned.get(node.node_id, {})]
+    holders = [r for r in (p.contention.reservations.get(k) for k in keys) if r is not None]
     return {
         "nodeID": node.node_id,
         "hostName": "",
@@ -238,6 +240,6 @@ def _node(p: Partition, node: Node) -> dict[str, Any]:
         "utilized": _percent(node.allocated, node.capacity),
         "allocations": [_allocation(node.allocations[k]) for k in sorted(node.allocations)],
         "schedulable": node.schedulable,
-        "isReserved": holder is not None,
-        "reservations": [holder.token()] if holder is not None else [],
+        "isReserved": bool(holders),
+        "reservations": sorted(r.token() for r in holders),
     }

@@ -81,6 +81,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                           help="partition to submit to (default: the config's first)")
     simulate.add_argument("--jobs", type=int, metavar="N",
                           help="replay only the first N jobs (in submit order)")
+    victims = simulate.add_argument_group("preemption (the replay acts as the shim)")
+    victims.add_argument("--kill-preempted", action="store_true",
+                         help="count a preempted job as killed (it never finishes) instead of "
+                         "restarting it from scratch (the default, its work lost)")
+    victims.add_argument("--preemption-grace", type=_seconds, default=0.0, metavar="SECONDS",
+                         help="yunikorn model: confirm each release the scheduler asks for "
+                         "this many seconds later, as a pod's termination grace (default 0)")
     _output_args(simulate, DEFAULT_SIMULATE_OUT)
     remote = simulate.add_argument_group("against a running service (quotactor serve)")
     remote.add_argument("--target", metavar="URL",
@@ -139,6 +146,17 @@ def _output_args(parser: argparse.ArgumentParser, default_out: str) -> None:
     parser.add_argument("--port", type=int, default=9080, help="--serve port (default 9080)")
 
 
+def _seconds(text: str) -> float:
+    """A non-negative, finite number of seconds (argparse turns the error into one line)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds, got {text!r}")
+    return value
+
+
 def _cluster(args: argparse.Namespace) -> ClusterSpec:
     if args.cluster is not None:
         if args.nodes is not None:
@@ -193,6 +211,9 @@ def run_simulate(args: argparse.Namespace) -> int:
         else:
             if args.serve:
                 raise InputError(f"--serve needs the yunikorn model, not {args.model}")
+            if args.preemption_grace:
+                raise InputError(f"--preemption-grace needs the yunikorn model, not "
+                                 f"{args.model} (its revocations take effect at once)")
             cluster = _cluster(args)
             all_runs = [*load_model_runs(args.model, paths, cluster)]
         workload = _limit_jobs(load_workload(args.workload, fmt=args.format,
@@ -202,7 +223,9 @@ def run_simulate(args: argparse.Namespace) -> int:
         print(f"quotactor simulate: {exc}", file=sys.stderr)
         return 2
     _report_bad_lines(workload)
-    options = ReplayOptions(partition=args.partition, packing=args.packing)
+    options = ReplayOptions(partition=args.partition, packing=args.packing,
+                            kill_preempted=args.kill_preempted,
+                            preemption_grace=args.preemption_grace)
     return _run(args, all_runs, workload, cluster, options, _simulate_preamble(workload))
 
 

@@ -49,6 +49,8 @@ class Setup:
     cluster: PackedCluster
     packing: str
     partition: str
+    kill_preempted: bool = False
+    preemption_grace: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,12 +82,15 @@ def replay_point(workload: Workload, setup: Setup, task: Task) -> Finished:
         if setup.model == "yunikorn":
             run = ConfigRun(task.label, "sweep", load_config(task.config_text))
             options = ReplayOptions(partition=setup.partition, packing=setup.packing,  # type: ignore[arg-type]
-                                    label=task.label, progress=False)
+                                    label=task.label, progress=False,
+                                    kill_preempted=setup.kill_preempted,
+                                    preemption_grace=setup.preemption_grace)
             result = run_config(run, workload, cluster, options)
         else:
             model = build_model(setup.model, task.config_text, cluster.capacity)
             result = replay_model(model, workload, cluster, ModelOptions(
-                label=task.label, config_source="sweep", progress=False))
+                label=task.label, config_source="sweep", progress=False,
+                kill_preempted=setup.kill_preempted))
         figures = headline(result, setup.model)
     except Exception as exc:  # one failing point must not end the sweep: it is reported
         return Finished(task.key, None, f"{type(exc).__name__}: {exc}",

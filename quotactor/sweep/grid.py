@@ -92,7 +92,8 @@ def expand(spec: SweepSpec) -> Grid:
             invalid.append(InvalidPoint(index, workload.name, values, problem))
             continue
         identity = json.dumps([FIGURES_VERSION, spec.model, text, workload_keys[workload.name],
-                               cluster, spec.packing, spec.partition])
+                               cluster, spec.packing, spec.partition,
+                               *_victims(spec)])
         key = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:20]
         points.append(Point(index, workload.name, values, text, key))
     return Grid(tuple(points), tuple(invalid))
@@ -135,3 +136,11 @@ def _problem(text: str, model: str, partition: str, total: Mapping[str, int]) ->
     if partition and partition not in names:
         return f"no partition {partition!r} (it has {', '.join(names)})"
     return ""
+
+
+def _victims(spec: SweepSpec) -> list[object]:
+    """What happens to preempted jobs, in a point's identity only when it is not the default
+    (so the results cached before these options existed keep their keys)."""
+    if not spec.kill_preempted and not spec.preemption_grace:
+        return []
+    return [spec.kill_preempted, spec.preemption_grace]

@@ -73,7 +73,8 @@ def run_sweep(spec: SweepSpec, out: Path, *, executor: Executor = "local",
     todo = [p for p in grid.points if p.key not in done]
     workloads = check_workloads(spec.workloads, {p.workload for p in todo})
     reused = len(grid.points) - len(todo)
-    setup = Setup(spec.model, pack_cluster(spec.cluster.build()), spec.packing, spec.partition)
+    setup = Setup(spec.model, pack_cluster(spec.cluster.build()), spec.packing, spec.partition,
+                  spec.kill_preempted, spec.preemption_grace)
     tasks = [Task(p.key, f"point-{p.index}", p.workload, p.config_text) for p in todo]
     stream = progress if progress is not None else sys.stderr
     meter = _Progress(len(tasks), reused, len(grid.invalid), stream, progress_interval)

@@ -10,7 +10,8 @@ workloads:
   - {source: traces/q3.swf.gz, swf_groups: {1: normal, 2: system}, jobs: 5000}
   - synthetic:jobs=500,users=8,seed=3
 cluster: {nodes: 1, resources: {vcore: "128"}}     # or {file: cluster.yaml}
-replay: {packing: dense, partition: default}       # optional
+replay: {packing: dense, partition: default,       # optional; kill_preempted: count a
+         kill_preempted: false, preemption_grace: 0} # preempted job as killed (any model)
 parameters:
   user_vcore:
     path: partitions[0].queues[0].queues[0].limits[0].maxresources.vcore
@@ -89,6 +90,8 @@ class SweepSpec:
     sample: Sample | None = None
     packing: str = "dense"
     partition: str = ""
+    kill_preempted: bool = False
+    preemption_grace: float = 0.0
 
     @property
     def grid_size(self) -> int:
@@ -302,17 +305,27 @@ def _sample(value: Any) -> Sample | None:
     return Sample(count, seed)
 
 
-def _replay(value: Any, model: str) -> dict[str, str]:
+def _replay(value: Any, model: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise SweepError("replay: expected {packing: dense|none, partition: NAME}")
-    check_keys(value, {"packing", "partition"}, "replay")
-    if model != "yunikorn" and value:
-        raise SweepError(f"replay: {', '.join(value)} is for the yunikorn model (the {model} "
-                         "replay has no partitions and fits jobs into the cluster's total, not "
-                         "node by node)")
+        raise SweepError("replay: expected {packing: dense|none, partition: NAME, "
+                         "kill_preempted: BOOL, preemption_grace: SECONDS}")
+    check_keys(value, {"packing", "partition", "kill_preempted", "preemption_grace"}, "replay")
+    scheduler_only = [k for k in value if k != "kill_preempted"]
+    if model != "yunikorn" and scheduler_only:
+        raise SweepError(f"replay: {', '.join(scheduler_only)} is for the yunikorn model (the "
+                         f"{model} replay has no partitions, fits jobs into the cluster's "
+                         "total, not node by node, and revokes at once)")
     packing = value.get("packing", "dense")
     if packing not in ("dense", "none"):
         raise SweepError("replay: packing is dense or none")
-    return {"packing": packing, "partition": str(value.get("partition", ""))}
+    kill = value.get("kill_preempted", False)
+    if not isinstance(kill, bool):
+        raise SweepError("replay: kill_preempted is true or false")
+    grace = value.get("preemption_grace", 0)
+    if isinstance(grace, bool) or not isinstance(grace, (int, float)) \
+            or not 0 <= grace < math.inf:
+        raise SweepError("replay: preemption_grace is a number of seconds, 0 or more")
+    return {"packing": packing, "partition": str(value.get("partition", "")),
+            "kill_preempted": kill, "preemption_grace": float(grace)}

@@ -296,3 +296,26 @@ def test_concurrent_replays_of_the_same_requests_apply_once(server, scheduler) -
     assert app.allocated == {"vcore": 4000} and app.pending == {}
     assert scheduler.ugm().user_usage("sue")["queues"]["resourceUsage"] == {"vcore": 4000}
     assert all(c["Succeeded"] for c in scheduler.health_checks())
+
+
+def test_a_required_node_tag_pins_the_ask_and_the_preemption_policy_is_kept(
+        shim, scheduler) -> None:
+    shim.add_node("n1", {"vcore": 4000})
+    shim.add_application("batch", "bob", queue="root.b")
+    shim.add_application("ds", "sue", queue="root.c")
+    shim.allocation_request(allocations=[
+        {"allocationKey": f"k{i}", "applicationID": "batch",
+         "resourcePerAlloc": {"resources": {"vcore": {"value": 1000}}},
+         "preemptionPolicy": {"allowPreemptSelf": i != 0, "allowPreemptOther": True}}
+        for i in range(4)])
+    scheduler.schedule()
+    flags = {a.key: a.allow_preempt_self for a in scheduler.application("batch").allocations}
+    assert flags == {"k0": False, "k1": True, "k2": True, "k3": True}
+    shim.ask("ds", "ds-n1", {"vcore": 1000}, tags={"yunikorn.apache.org/requiredNode": "n1"})
+    scheduler.schedule()
+    (request,) = scheduler.application_view("ds")["requests"]
+    assert request["requiredNodeId"] == "n1"
+    assert scheduler.node_view("n1")["reservations"] == ["n1|ds-n1"]
+    scheduler.schedule()
+    (victim,) = scheduler.release_requests()
+    assert victim.reason == "required-node" and victim.allocation_key != "k0"  # k0 opted out

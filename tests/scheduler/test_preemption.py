@@ -297,14 +297,15 @@ def test_preemption_fence_keeps_victims_inside(start_scheduler, clock):
 def test_victims_are_chosen_to_take_least(start_scheduler, clock):
     s = start_scheduler(TWO_QUEUES.replace("guaranteed: {vcore: 1}", "guaranteed: {}"))
     s.add_node("n1", {"vcore": 3000})
+    s.submit("low-app", BOB, queue="root.low", asks=[Ask("big", {"vcore": 3000})])
+    s.schedule()
     s.add_node("n2", {"vcore": 3000})
-    s.submit("low-app", BOB, queue="root.low",
-             asks=[Ask("big", {"vcore": 3000}, required_node="n1")])
+    for key in ("s0", "s1", "s2"):
+        s.add_ask("low-app", Ask(key, ONE))
     s.schedule()
-    s.add_ask("low-app", Ask("s0", ONE, required_node="n2"))
-    s.add_ask("low-app", Ask("s1", ONE, required_node="n2"))
-    s.add_ask("low-app", Ask("s2", ONE, required_node="n2"))
-    s.schedule()
+    assert {a["allocationKey"]: a["nodeId"] for a in
+            s.application_view("low-app")["allocations"]} == {
+        "big": "n1", "s0": "n2", "s1": "n2", "s2": "n2"}
     s.submit("high-app", SUE, queue="root.high", asks=[Ask("h0", {"vcore": 2000})])
     clock.advance(10)
     s.schedule()
@@ -352,14 +353,14 @@ def test_an_interrupted_preemption_leaves_nothing_half_done(start_scheduler, clo
                                                             monkeypatch, assert_books):
     import pytest
 
-    from quotactor.scheduler import preemption
+    from quotactor.scheduler import victims as marking
 
     s = start_scheduler(TWO_QUEUES)
     s.add_node("n1", {"vcore": 4000})
     fill_low(s, clock)
     s.submit("high-app", SUE, queue="root.high", asks=[Ask("h0", {"vcore": 2000})])
     clock.advance(10)
-    real = preemption.mark_victim
+    real = marking.mark_victim
     calls = []
 
     def flaky(*args, **kwargs):
@@ -368,7 +369,7 @@ def test_an_interrupted_preemption_leaves_nothing_half_done(start_scheduler, clo
             raise KeyboardInterrupt
         real(*args, **kwargs)
 
-    monkeypatch.setattr(preemption, "mark_victim", flaky)
+    monkeypatch.setattr(marking, "mark_victim", flaky)
     with pytest.raises(KeyboardInterrupt):
         s.schedule()
     assert s.release_requests() == []
@@ -378,7 +379,7 @@ def test_an_interrupted_preemption_leaves_nothing_half_done(start_scheduler, clo
     assert s.preemption_counts()["preemption"] == 0
     assert s.queues_view()["children"][1]["preemptingResource"] == {}
     assert_books(s)
-    monkeypatch.setattr(preemption, "mark_victim", real)
+    monkeypatch.setattr(marking, "mark_victim", real)
     clock.advance(15)
     s.schedule()
     assert victims(s) == ["l2", "l3"]

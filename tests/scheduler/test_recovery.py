@@ -154,3 +154,107 @@ def test_random_work_recovers_to_the_same_state(start_scheduler, clock,
         assert_books(new)
     else:
         same_state(old, new)
+
+
+PREEMPTION = """
+partitions:
+  - name: default
+    queues:
+      - name: root
+        submitacl: '*'
+        queues:
+          - name: high
+            resources: {guaranteed: {vcore: 4}}
+            properties: {preemption.delay: 10s}
+          - name: low
+"""
+
+
+def _preempting(start_scheduler, clock, **options):
+    """A scheduler whose high-queue ask preempted l3 and waits for the shim's release."""
+    from quotactor.scheduler import SchedulerOptions
+
+    old = start_scheduler(PREEMPTION, options=SchedulerOptions(**options))
+    old.add_node("n1", {"vcore": 4000})
+    old.submit("low-app", UserGroup("bob", ["ops"]), queue="root.low")
+    for i in range(4):
+        old.add_ask("low-app", Ask(f"l{i}", ONE))
+        old.schedule()
+        clock.advance(1)
+    old.submit("high-app", UserGroup("sue", ["dev"]), queue="root.high", asks=[Ask("h", ONE)])
+    clock.advance(10)
+    old.schedule()
+    assert [r.allocation_key for r in old.release_requests()] == ["l3"]
+    return old
+
+
+def test_a_victim_awaiting_its_release_comes_back_as_a_running_allocation(
+        start_scheduler, clock, assert_books) -> None:
+    """As in YuniKorn: the core's preemption state is memory only, and the shim re-reports a
+    pod that is still terminating as running. Usage is the same; the victim's late release
+    then lets the preemptor in, and nothing is counted twice."""
+    old = _preempting(start_scheduler, clock, shim_confirms_releases=True)
+    feed = old.recovery_feed()
+    (low,) = [a for a in feed.partitions[0].applications if a.application_id == "low-app"]
+    assert not any(a.preempted for a in low.allocations)
+    new = start_scheduler(PREEMPTION)
+    new.recover(feed)
+    assert new.queue("root.low").allocated == old.queue("root.low").allocated
+    assert not any(a["preempted"] for a in new.application_view("low-app")["allocations"])
+    assert new.application_view("high-app")["hasReserved"] is False
+    assert new.nodes_view()[0]["isReserved"] is False
+    assert_books(new)
+    # the preemptor's delay counts from when it was asked, not from the restart: it preempts
+    # at once, and picks the same newest allocation, which the shim is already stopping
+    new.schedule()
+    assert [r.allocation_key for r in new.release_requests()] == ["l3"]
+    new.release("low-app", "l3")  # the shim's confirmation, late
+    new.schedule()
+    assert new.application_view("high-app")["allocations"][0]["nodeId"] == "n1"
+    assert new.queue("root.low").allocated == {"vcore": 3000}
+    assert_books(new)
+
+
+def test_a_marked_allocation_in_a_hand_made_feed_is_recovered_unmarked(
+        start_scheduler, clock) -> None:
+    import dataclasses
+
+    old = _preempting(start_scheduler, clock)
+    feed = old.recovery_feed()
+    part = feed.partitions[0]
+    apps = tuple(dataclasses.replace(a, allocations=tuple(
+        dataclasses.replace(x, preempted=True) for x in a.allocations))
+        for a in part.applications)
+    new = start_scheduler(PREEMPTION)
+    new.recover(dataclasses.replace(feed, partitions=(dataclasses.replace(
+        part, applications=apps),)))
+    assert not any(a["preempted"] for a in new.application_view("low-app")["allocations"])
+    assert new.queues_view()["children"][1]["preemptingResource"] == {}
+
+
+def test_ask_times_survive_a_restart_and_a_bad_count_is_refused(start_scheduler,
+                                                                clock) -> None:
+    import dataclasses
+
+    import pytest
+
+    from quotactor.core.errors import InvalidRequest
+
+    old = start_scheduler(PREEMPTION)
+    old.add_node("n1", {"vcore": 1000})
+    old.submit("app", UserGroup("sue", ["dev"]), queue="root.low", asks=[Ask("k", ONE)])
+    asked = clock.now()
+    clock.advance(100)
+    feed = old.recovery_feed()
+    (spec,) = feed.partitions[0].applications
+    assert spec.asked_at == (asked,)
+    new = start_scheduler(PREEMPTION)
+    new.recover(feed)
+    assert new.application_view("app")["requests"][0]["requestTime"] == \
+        old.application_view("app")["requests"][0]["requestTime"]
+    bad = dataclasses.replace(feed, partitions=(dataclasses.replace(
+        feed.partitions[0], applications=(dataclasses.replace(spec, asked_at=(1.0, 2.0)),)),))
+    other = start_scheduler(PREEMPTION)
+    with pytest.raises(InvalidRequest, match="2 ask times for 1 asks"):
+        other.recover(bad)
+    assert other.nodes_view() == [] and other.applications() == []

@@ -160,3 +160,65 @@ def test_serve_keeps_the_api_up_until_interrupted(
     assert len(seen["apps"]) == 50  # type: ignore[arg-type]
     assert isinstance(seen["users"], list)
     assert "serving http://127.0.0.1:" in capsys.readouterr().err
+
+
+PREEMPTION_CONFIG = """\
+partitions:
+  - name: default
+    queues:
+      - name: root
+        submitacl: "*"
+        properties: {preemption.delay: 10s}
+        queues:
+          - name: gold
+            resources: {guaranteed: {vcore: "2"}}
+          - name: silver
+"""
+PREEMPTION_JOBS = (
+    '{"job_id": "long", "user": "sue", "groups": ["lab"], "queue": "root.silver", "submit": 0,'
+    ' "duration": 100, "tasks": 4}\n'
+    '{"job_id": "urgent", "user": "bob", "groups": ["ops"], "queue": "root.gold",'
+    ' "submit": 20, "duration": 50, "tasks": 2}\n')
+
+
+@pytest.mark.parametrize(("flags", "restarted", "killed", "urgent_start"), [
+    ((), 1, 0, 30), (("--kill-preempted",), 0, 1, 30),
+    (("--kill-preempted", "--preemption-grace", "7"), 0, 1, 37)])
+def test_simulate_preemption_flags_reach_the_replay(
+        tmp_path: Path, flags: tuple[str, ...], restarted: int, killed: int,
+        urgent_start: int) -> None:
+    (tmp_path / "queues.yaml").write_text(PREEMPTION_CONFIG)
+    (tmp_path / "jobs.jsonl").write_text(PREEMPTION_JOBS)
+    out = tmp_path / "out"
+    code = quotactor("simulate", "--config", str(tmp_path / "queues.yaml"), "--workload",
+                     str(tmp_path / "jobs.jsonl"), "--nodes", "1", "--node-vcore", "4",
+                     "--packing", "none", "--no-plots", "--out", str(out), *flags)
+    assert code == 0
+    report = json.loads((out / "report.json").read_text())
+    stats = report["preemptions"]
+    assert (stats["victims"], stats["restarted"], stats["killed"]) == (1, restarted, killed)
+    jobs = (out / "jobs.csv").read_text()
+    urgent = next(line for line in jobs.splitlines() if line.startswith("urgent,"))
+    assert f",{urgent_start}," in urgent or f",{urgent_start}.0," in urgent
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (("--preemption-grace", "-1"), "must be 0 or more seconds"),
+    (("--preemption-grace", "soon"), "not a number of seconds")])
+def test_simulate_refuses_a_bad_grace_in_one_line(
+        tmp_path: Path, config: Path, flags: tuple[str, ...], message: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        quotactor("simulate", "--config", str(config), "--workload", "synthetic:jobs=5",
+                  "--nodes", "1", *flags)
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_simulate_help_documents_the_preemption_flags(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        quotactor("simulate", "--help")
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--kill-preempted" in text and "instead of restarting it" in text
+    assert "--preemption-grace SECONDS" in text

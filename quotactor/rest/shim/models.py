@@ -126,7 +126,18 @@ class ApplicationRequest(_Message):
     rmID: str = ""
 
 
+REQUIRED_NODE_TAG = "yunikorn.apache.org/requiredNode"
+"""The allocation tag that pins an ask to one node (a daemon-set pod), as YuniKorn's shim sets
+it: such an ask reserves that node and preempts there (see `quotactor.scheduler.required_node`)."""
+
+
 class PreemptionPolicy(_Message):
+    """YuniKorn's per-ask preemption flags. Given, they are taken as sent (YuniKorn's shim
+    always sends them: `allowPreemptSelf` false for the `allow-preemption: "false"` annotation,
+    `allowPreemptOther` false for a priority class with `preemptionPolicy: Never`); an ask
+    without a policy may preempt and be preempted (YuniKorn's core would let a policy-less ask
+    preempt nothing, but no YuniKorn shim sends one)."""
+
     allowPreemptSelf: bool = False
     allowPreemptOther: bool = False
 

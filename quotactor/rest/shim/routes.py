@@ -174,9 +174,14 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
                                "placeholder names its task group")
             resource = _resource(allocation.resourcePerAlloc, f"{field}.resourcePerAlloc",
                                  positive=True)
+            policy = allocation.preemptionPolicy
             try:
                 ask = Ask(allocation.allocationKey, resource, allocation.priority,
-                          task_group=allocation.taskGroupName, tags=allocation.allocationTags)
+                          task_group=allocation.taskGroupName, tags=allocation.allocationTags,
+                          required_node=allocation.allocationTags.get(si.REQUIRED_NODE_TAG) or None,
+                          allow_preempt_self=policy is None or policy.allowPreemptSelf,
+                          allow_preempt_other=policy is None or policy.allowPreemptOther,
+                          originator=allocation.originator)
             except InvalidRequest as exc:
                 raise ApiError(400, "Invalid request", f"{field}: {exc}") from None
             if allocation.nodeID:
@@ -184,7 +189,9 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
                 existing.append((allocation, Allocation(
                     ask.key, allocation.applicationID, partition, allocation.nodeID,
                     ask.resource, ask.priority, allocation.placeholder, ask.task_group,
-                    requested_at=now, allocated_at=now)))
+                    requested_at=now, allocated_at=now,
+                    allow_preempt_self=ask.allow_preempt_self, originator=ask.originator,
+                    required_node=ask.required_node)))
             else:
                 asks.append((allocation, partition, ask))
         releases = request.releases.allocationsToRelease if request.releases else []
