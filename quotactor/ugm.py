@@ -36,11 +36,13 @@ from quotactor.actors.runtime import (
     Reply,
     WorkerPool,
     call,
+    holding,
     on_main_thread,
     stop,
     submit,
     unguarded,
 )
+from quotactor.actors.user_tracker import Result, decide
 from quotactor.config.model import SchedulerConfig
 from quotactor.core.changes import UsageDecrease, UsageIncrease
 from quotactor.core.decision import Decision
@@ -455,13 +457,25 @@ def _route_and_deliver(
         routing = pending.get(None)  # taken: the manager never waits, its answer is coming
     results: list[Decision | None] = [None] * len(items)
     failure: Exception | None = routing.refused[0][1] if routing.refused else None
-    for ref, share in routing.shares:
-        try:
-            answers = call(ref, share, _left(deadline))
-        except Exception as exc:
-            failure = failure or exc
-            continue
-        for item, answer in zip(share.items, answers, strict=True):
+    shares = routing.shares
+    answered: list[Sequence[Result] | None] = [None] * len(shares)
+    if len(shares) > 1:  # a batch: every idle user tracker held at once, one claim each
+        def run_held(held: list[int]) -> None:
+            if held:
+                done = decide([(shares[i][0], shares[i][1].items) for i in held], deadline)
+                for i, answers in zip(held, done, strict=True):
+                    answered[i] = answers
+
+        holding([ref for ref, _ in shares], run_held)
+    for (ref, share), got in zip(shares, answered, strict=True):
+        if got is None:  # a single call, or a tracker that was busy: its own message
+            try:
+                got = call(ref, share, _left(deadline))
+            except Exception as exc:
+                failure = failure or exc
+                continue
+        assert got is not None
+        for item, answer in zip(share.items, got, strict=True):
             if isinstance(answer, Exception):
                 failure = failure or answer
             else:

@@ -192,7 +192,6 @@ class GroupIncrease(NamedTuple):
     usage: Resource
     user: str
     table: LimitTable
-    ticket: Ticket
 
 
 class GroupDecrease(NamedTuple):
@@ -208,15 +207,32 @@ class GroupSkip:
     decrease of nothing): the group counts it as handled, so that it may be retired."""
 
 
-class GroupStatus(NamedTuple):
-    """The group tracker's answer: its verdict (or the exception that left it unchanged), and
-    whether it was empty after `handled` operations."""
+GROUP_SKIP = GroupSkip()
 
-    ok: bool
-    refusal: Refusal | None
+GroupChange = GroupIncrease | GroupDecrease | GroupSkip
+
+
+class GroupBatch(NamedTuple):
+    """One sender's changes to one group, in order: a single call's one change, or a batch's
+    changes to this group (one item per user tracker of a round, see `user_tracker.decide`).
+
+    `ticket` (None when no item is an increase) settles the fate of the increases as a whole:
+    taken by the group, or abandoned by a sender that stopped waiting; the decreases and skips
+    are applied and counted either way.
+    """
+
+    items: tuple[GroupChange, ...]
+    ticket: Ticket | None
+
+
+class GroupStatus(NamedTuple):
+    """The group tracker's answer to a `GroupBatch`: per item, None when applied (or counted),
+    the `Refusal` of a refused increase, or the exception that left the group unchanged; and
+    whether the group was empty after `handled` operations."""
+
+    outcomes: tuple[Refusal | Exception | None, ...]
     handled: int
     empty: bool
-    error: Exception | None = None
 
 
 # Trackers -> manager (reported, never asked: trackers never wait on the manager; see
@@ -254,5 +270,5 @@ ManagerMessage = Route | PlanRead | PlanSnapshot | SwitchTable | Shutdown | Stat
 """What the manager handles."""
 UserMessage = UserBatch | ReadPart | SnapshotPart
 """What a user tracker handles."""
-GroupMessage = GroupIncrease | GroupDecrease | GroupSkip | ReadPart | SnapshotPart
+GroupMessage = GroupBatch | ReadPart | SnapshotPart
 """What a group tracker handles."""

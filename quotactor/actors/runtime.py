@@ -27,6 +27,10 @@ Invariants (every change to this module must keep them):
    whole, later; the caller learns only that it has no answer yet.
 6. A handler may wait only on actors whose handlers never wait (`handlers_wait = False`), on
    a pool of their own, so a wait always ends.
+7. A thread may hold several actors at once only through `holding`: it claims those that are
+   idle (never waiting for a claim: a busy one is left out, for the caller to send its message
+   to once it holds nothing), runs one piece of work that may wait only as a handler may
+   (invariant 6), and releases every claim in the `finally` of that same frame.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ import itertools
 import queue
 import threading
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from threading import get_ident
 from typing import Any, Generic, TypeVar, final
 
@@ -43,8 +47,8 @@ from quotactor.core.errors import ActorStopped, OperationTimeout
 from quotactor.logs import get_logger
 
 __all__ = [
-    "Actor", "Reply", "WorkerPool", "answer", "call", "deliver", "live_actors", "on_main_thread",
-    "stop", "stop_now", "submit", "unguarded",
+    "Actor", "Reply", "WorkerPool", "answer", "call", "deliver", "holding", "live_actors",
+    "on_main_thread", "stop", "stop_now", "submit", "unguarded",
 ]
 
 T = TypeVar("T")
@@ -418,6 +422,31 @@ def deliver(actor: Actor[M], message: M | _Stop) -> None:
             _log_failure(actor, message)
     else:
         actor._post(message, None)
+
+
+def holding(actors: Sequence[Actor[Any]], work: Callable[[list[int]], T]) -> T:
+    """Claim those of `actors` that are idle, run `work(positions of the claimed)` on this
+    thread holding them all, then release them all (invariant 7): how a batch runs many user
+    trackers' handlers for one claim each. Nothing is claimed on the main thread (invariant 2):
+    `work` then gets no position, and the caller sends every message.
+
+    `work` runs the held actors' steps as their handlers would, and may wait only on actors
+    whose handlers never wait: their holders never wait on anything, so no cycle can form. A
+    release hands an actor to its pool when messages arrived for it meanwhile.
+    """
+    held: list[int] = []
+    if _guarded():
+        return work(held)
+    _held.depth += 1
+    try:
+        for position, actor in enumerate(actors):
+            if actor._claim():
+                held.append(position)
+        return work(held)
+    finally:
+        _held.depth -= 1
+        for position in held:
+            actors[position]._finish(0)
 
 
 def unguarded(operation: Callable[[], T]) -> T:

@@ -1,15 +1,25 @@
-"""The user tracker actor: one per user; the place where an increase is decided."""
+"""The user tracker actor: one per user; the place where an increase is decided.
+
+`decide` runs the steps of one or more user trackers that the calling thread holds (a tracker's
+own handler holds one; a batch holds every idle tracker it routes to, see
+`runtime.holding`), so that a batch pays one claim per user tracker and one message per group
+per round, not one of each per item.
+"""
 
 from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Sequence
+from typing import Any
 
 from quotactor.actors.group_tracker import GroupTrackerActor
 from quotactor.actors.messages import (
+    GROUP_SKIP,
+    GroupBatch,
+    GroupChange,
     GroupDecrease,
     GroupIncrease,
-    GroupSkip,
     GroupStatus,
     Idle,
     ReadPart,
@@ -22,18 +32,28 @@ from quotactor.actors.messages import (
     UserIncrease,
     UserMessage,
 )
-from quotactor.actors.runtime import Actor, WorkerPool, answer, call, submit
+from quotactor.actors.runtime import Actor, Reply, WorkerPool, answer, submit
 from quotactor.core.decision import ACCEPTED, Decision
 from quotactor.core.errors import OperationTimeout
 from quotactor.core.journal import Journal
+from quotactor.core.queue_tracker import Refusal
 from quotactor.core.tracker import UserTrackerState
 from quotactor.logs import get_logger
 
 log = get_logger()
 
-Outcome = tuple[Decision | Exception | None, GroupStatus | None]
-"""An item's answer (a decision, None for a decrease, or the error it failed with), and the
-group's status when the group handled it."""
+Result = Decision | Exception | None
+"""An item's answer: a decision, None for a decrease, or the error it failed with."""
+UserChange = UserIncrease | UserDecrease
+
+
+class _Unanswered:
+    """The group did not answer in time (and, for an increase, never will apply it)."""
+
+
+UNANSWERED = _Unanswered()
+Verdict = Refusal | Exception | None | _Unanswered
+"""The group's word on one change: None (applied), a refusal, an error, or no answer."""
 
 
 class UserTrackerActor(Actor[UserMessage]):
@@ -46,7 +66,7 @@ class UserTrackerActor(Actor[UserMessage]):
     holds only builtin stores, which cannot fail half-way). A decrease is applied the same way
     and undone if the group fails it. The tracker waits only on a group tracker, which waits on
     nobody, and never longer than the caller's deadline. Every operation the manager routed to
-    the group gets exactly one group message (the change, or `GroupSkip`), so the group's count
+    the group gets exactly one group change (applied, or `GroupSkip`), so the group's count
     stays true. When an operation leaves it (or a group) empty, it reports it to the manager
     (never asks: see `ManagerActor.reports`), with the count the manager needs to retire
     trackers safely.
@@ -54,17 +74,15 @@ class UserTrackerActor(Actor[UserMessage]):
 
     __slots__ = ("handled", "reports", "state")
 
-    def __init__(self, pool: WorkerPool, name: str, reports: deque[Idle | Relink]) -> None:
+    def __init__(self, pool: WorkerPool, name: str, reports: deque[Any]) -> None:
         super().__init__(pool)
         self.state = UserTrackerState(name)
         self.handled = 0
         self.reports = reports  # the manager's; shared, not a bound method per tracker
 
-    def handle(
-        self, message: UserMessage
-    ) -> tuple[Decision | Exception | None, ...] | None:
+    def handle(self, message: UserMessage) -> Sequence[Result] | None:
         if isinstance(message, UserBatch):
-            return self._run(message)
+            return decide(((self, message.items),), message.deadline)[0]
         state = self.state
         if isinstance(message, ReadPart):
             table, parts, app = message.table, message.parts, message.app
@@ -77,140 +95,173 @@ class UserTrackerActor(Actor[UserMessage]):
             return None
         raise TypeError(f"unexpected message {type(message).__name__}")
 
-    def _run(self, batch: UserBatch) -> tuple[Decision | Exception | None, ...]:
-        """Process items in order; then report this tracker or its groups if they are empty."""
-        idle_groups: dict[str, tuple[GroupTrackerActor, int]] = {}
-        results: list[Decision | Exception | None] = []
-        for item in batch.items:
-            outcome: Outcome
-            try:
-                if isinstance(item, UserIncrease):
-                    outcome = self._increase(item, batch.deadline)
-                else:
-                    outcome = self._decrease(item, batch.deadline)
-            except Exception as exc:  # the steps catch their own; this is a last resort
-                log.exception("operation_failed", user=self.state.name, app=item.app)
-                outcome = exc, None
-            result, status = outcome
-            self.handled += 1
-            results.append(result)
-            if status is not None and item.group is not None and item.group_ref is not None:
-                if status.empty:
-                    idle_groups[item.group] = (item.group_ref, status.handled)
-                else:
-                    idle_groups.pop(item.group, None)
-        for group, (ref, handled) in idle_groups.items():
-            self.reports.append(Idle("group", group, ref, handled))
-        if self.state.is_empty():
-            self.reports.append(Idle("user", self.state.name, self, self.handled))
-        return tuple(results)
+    # -- one change: the user side before the group's word, and after it ----------------
 
-    def _skip(self, msg: UserIncrease | UserDecrease, deadline: float) -> GroupStatus | None:
-        """Tell the group an operation routed to it ended here, so its count stays true."""
-        if msg.group_ref is None:
-            return None
-        try:
-            status: GroupStatus = call(msg.group_ref, GroupSkip(), _left(deadline))
-        except Exception:  # a timeout: the skip stays queued and is counted when handled
-            log.warning("group_skip_unanswered", user=self.state.name, group=msg.group)
-            return None
-        return status
-
-    def _increase(self, msg: UserIncrease, deadline: float) -> Outcome:
+    def _begin(self, msg: UserChange) -> tuple[Result, GroupChange | None, Journal | None]:
+        """Apply the user side revocably: (the answer if final, the change for the group or
+        None, the journal to keep open while the group decides, or None when final)."""
+        skip = None if msg.group_ref is None else GROUP_SKIP
         journal = Journal()
+        state = self.state
+        if isinstance(msg, UserIncrease):
+            try:
+                refusal = state.check_increase(msg.table, msg.parts, msg.app, msg.usage)
+                if refusal is None:
+                    state.increase(msg.parts, msg.app, msg.usage, msg.group, journal)
+            except Exception as exc:
+                journal.rollback()
+                log.exception("increase_failed", user=state.name, app=msg.app)
+                return exc, skip, None
+            if refusal is not None:
+                log.info("increase_refused", user=state.name, app=msg.app,
+                         queue=".".join(msg.parts), reason=str(refusal))
+                return Decision(False, refusal), skip, None
+            if skip is None:
+                return ACCEPTED, None, None
+            return None, GroupIncrease(msg.parts, msg.app, msg.usage, state.name, msg.table), \
+                journal
         try:
-            refusal = self.state.check_increase(msg.table, msg.parts, msg.app, msg.usage)
-            if refusal is None:
-                self.state.increase(msg.parts, msg.app, msg.usage, msg.group, journal)
+            applied = state.decrease(msg.parts, msg.app, msg.usage, msg.remove_app, journal)
         except Exception as exc:
             journal.rollback()
-            log.exception("increase_failed", user=self.state.name, app=msg.app)
-            return exc, self._skip(msg, deadline)
-        if refusal is not None:
-            log.info("increase_refused", user=self.state.name, app=msg.app,
-                     queue=".".join(msg.parts), reason=str(refusal))
-            return Decision(False, refusal), self._skip(msg, deadline)
-        if msg.group_ref is None:
-            return ACCEPTED, None
-        status = self._ask_group(msg, deadline)
-        if isinstance(status, Exception):
-            journal.rollback()
-            return status, None
-        if status is None:
-            journal.rollback()
-            return OperationTimeout(
-                f"group {msg.group!r} did not answer in time; the increase was not applied"
-            ), None
-        if status.error is not None:
-            journal.rollback()
-            return status.error, status
-        if not status.ok:
-            journal.rollback()
-            log.info("increase_refused", user=self.state.name, app=msg.app,
-                     queue=".".join(msg.parts), reason=str(status.refusal))
-            return Decision(False, status.refusal), status
-        return ACCEPTED, status
+            log.exception("decrease_failed", user=state.name, app=msg.app)
+            self._relink(msg)
+            return exc, skip, None
+        if not applied:
+            log.warning("decrease_ignored", user=state.name, app=msg.app,
+                        queue=".".join(msg.parts),
+                        reason="queue not tracked" if msg.app in state.app_groups
+                        else "unknown application")
+            return None, skip, None
+        if skip is None:
+            return None, None, None
+        return None, GroupDecrease(msg.parts, msg.app, msg.usage, msg.remove_app), journal
 
-    def _ask_group(self, msg: UserIncrease, deadline: float) -> GroupStatus | Exception | None:
-        """The group's verdict; None when it did not take the increase before the deadline
-        (then it never will); the exception when it could not be asked."""
-        assert msg.group_ref is not None
-        ticket = Ticket()
-        pending = submit(msg.group_ref, GroupIncrease(
-            msg.parts, msg.app, msg.usage, self.state.name, msg.table, ticket))
-        try:
-            status: GroupStatus = pending.get(_left(deadline))
-        except OperationTimeout:
-            if ticket.abandon():
-                log.error("group_timeout", user=self.state.name, app=msg.app, group=msg.group)
-                return None
-            # Taken: the group is applying it now, and a group handler never waits.
+    def _end(self, msg: UserChange, journal: Journal, verdict: Verdict) -> Result:
+        """Keep or undo the user side of a change, by the group's word on it."""
+        if isinstance(msg, UserIncrease):
+            if verdict is None:
+                return ACCEPTED
+            journal.rollback()
+            if isinstance(verdict, Refusal):
+                log.info("increase_refused", user=self.state.name, app=msg.app,
+                         queue=".".join(msg.parts), reason=str(verdict))
+                return Decision(False, verdict)
+            if isinstance(verdict, Exception):
+                return verdict
+            return OperationTimeout(
+                f"group {msg.group!r} did not answer in time; the increase was not applied")
+        if verdict is None:
+            return None
+        if isinstance(verdict, _Unanswered):
+            # Queued: the group applies it in its turn (a decrease is never refused).
+            log.warning("group_decrease_unanswered", user=self.state.name, group=msg.group)
+            return None
+        journal.rollback()
+        self._relink(msg)
+        return verdict if isinstance(verdict, Exception) else None
+
+    def _relink(self, msg: UserChange) -> None:
+        """A removal that failed (its journal rolled back, so the link is in place again): the
+        manager forgot the app's group when it routed it; tell it the link stands."""
+        if isinstance(msg, UserDecrease) and msg.remove_app:
+            linked, group = self.state.group_of(msg.app)
+            if linked:
+                self.reports.append(Relink(self.state.name, msg.app, group))
+
+
+_Waiter = tuple[int, UserTrackerActor, UserChange, Journal] | None
+
+
+def decide(
+    shares: Sequence[tuple[UserTrackerActor, Sequence[UserChange]]], deadline: float
+) -> list[list[Result]]:
+    """Run each held user tracker's changes in order; the answers, aligned with `shares`.
+
+    The calling thread holds every tracker of `shares` (its own handler, or `holding`), so no
+    one else sees a revocable change. The changes go in rounds: round r takes the r-th change
+    of every tracker, applies the user sides, sends each group one `GroupBatch` of the round's
+    changes for it (user before group, always; a group never waits, so neither does this for
+    long), then keeps or undoes each user side by the group's word. A tracker's next change is
+    checked only once its previous one is settled, exactly as if each came alone; most batches
+    name each user once and are one round. At the end, the trackers and groups left empty are
+    reported to the manager in one step.
+    """
+    results: list[list[Result]] = [[] for _ in shares]
+    emptied: dict[GroupTrackerActor, tuple[str, GroupStatus]] = {}
+    for r in range(max(len(changes) for _, changes in shares)):
+        sends: dict[GroupTrackerActor, tuple[str, list[GroupChange], list[_Waiter]]] = {}
+        for index, (tracker, changes) in enumerate(shares):
+            if r >= len(changes):
+                continue
+            msg = changes[r]
+            result, change, journal = tracker._begin(msg)
+            results[index].append(result)
+            if change is None or msg.group_ref is None or msg.group is None:
+                continue
+            send = sends.get(msg.group_ref)
+            if send is None:
+                send = sends[msg.group_ref] = (msg.group, [], [])
+            send[1].append(change)
+            send[2].append(None if journal is None else (index, tracker, msg, journal))
+        if sends:
+            _ask_groups(sends, results, emptied, r, deadline)
+    reports: list[Idle] = []
+    for ref, (name, status) in emptied.items():
+        if status.empty:
+            reports.append(Idle("group", name, ref, status.handled))
+    for tracker, changes in shares:
+        tracker.handled += len(changes)
+        if tracker.state.is_empty():
+            reports.append(Idle("user", tracker.state.name, tracker, tracker.handled))
+    if reports:
+        shares[0][0].reports.extend(reports)  # every tracker of a partition shares the queue
+    return results
+
+
+def _ask_groups(
+    sends: dict[GroupTrackerActor, tuple[str, list[GroupChange], list[_Waiter]]],
+    results: list[list[Result]], emptied: dict[GroupTrackerActor, tuple[str, GroupStatus]],
+    r: int, deadline: float,
+) -> None:
+    """Send every group its changes of round `r` (an idle group runs them here, at once), then
+    settle each waiting user side by the group's word."""
+    asked = []
+    for ref, (name, changes, waiters) in sends.items():
+        ticket = Ticket() if any(type(c) is GroupIncrease for c in changes) else None
+        asked.append((ref, name, waiters, ticket,
+                      submit(ref, GroupBatch(tuple(changes), ticket))))
+    for ref, name, waiters, ticket, pending in asked:
+        status = _await(pending, ticket, deadline, name)
+        if isinstance(status, GroupStatus):
+            emptied[ref] = (name, status)
+            verdicts: Sequence[Verdict] = status.outcomes
+        else:
+            verdicts = [UNANSWERED if status is None else status] * len(waiters)
+        for waiter, verdict in zip(waiters, verdicts, strict=True):
+            if waiter is not None:
+                index, tracker, msg, journal = waiter
+                results[index][r] = tracker._end(msg, journal, verdict)
+
+
+def _await(
+    pending: Reply[Any] | Any, ticket: Ticket | None, deadline: float, group: str
+) -> GroupStatus | Exception | None:
+    """The group's answer; None when it did not answer in time (its increases then never
+    apply); the exception when it could not be asked."""
+    try:
+        status: GroupStatus = pending.get(_left(deadline))
+    except OperationTimeout:
+        if ticket is None or ticket.abandon():
+            log.error("group_timeout", group=group)
+            return None
+        try:  # taken: the group is applying it now, and a group handler never waits
             status = pending.get(None)
         except Exception as exc:
             return exc
-        return status
-
-    def _decrease(self, msg: UserDecrease, deadline: float) -> Outcome:
-        linked, group = self.state.group_of(msg.app)
-        journal = Journal()
-        try:
-            applied = self.state.decrease(msg.parts, msg.app, msg.usage, msg.remove_app, journal)
-        except Exception as exc:
-            journal.rollback()
-            log.exception("decrease_failed", user=self.state.name, app=msg.app)
-            self._relink(msg, linked, group)
-            return exc, self._skip(msg, deadline)
-        if not applied:
-            log.warning("decrease_ignored", user=self.state.name, app=msg.app,
-                        queue=".".join(msg.parts),
-                        reason="unknown application" if not linked else "queue not tracked")
-            return None, self._skip(msg, deadline)
-        if msg.group_ref is None:
-            return None, None
-        try:
-            status: GroupStatus = call(
-                msg.group_ref, GroupDecrease(msg.parts, msg.app, msg.usage, msg.remove_app),
-                _left(deadline),
-            )
-        except OperationTimeout:
-            # Queued: the group applies it in its turn (a decrease is never refused).
-            log.warning("group_decrease_unanswered", user=self.state.name, group=msg.group)
-            return None, None
-        except Exception as exc:
-            journal.rollback()
-            self._relink(msg, linked, group)
-            return exc, None
-        if status.error is not None:
-            journal.rollback()
-            self._relink(msg, linked, group)
-            return status.error, status
-        return None, status
-
-    def _relink(self, msg: UserDecrease, linked: bool, group: str | None) -> None:
-        """A removal that failed: the manager forgot the app's group when it routed it; tell
-        it the link stands."""
-        if msg.remove_app and linked:
-            self.reports.append(Relink(self.state.name, msg.app, group))
+    except Exception as exc:
+        return exc
+    return status
 
 
 def _left(deadline: float) -> float:
