@@ -63,6 +63,7 @@ from quotactor.metrics import Metrics
 __all__ = ["UserGroupManager"]
 
 DEFAULT_TIMEOUT = 30.0
+_CHANGES = (UsageIncrease, UsageDecrease)
 T = TypeVar("T")
 
 
@@ -259,7 +260,9 @@ class UserGroupManager:
         """
         items: list[Increase | Decrease] = []
         for change in changes:
-            if not isinstance(change, UsageIncrease | UsageDecrease):
+            kind = type(change)
+            if kind is not UsageIncrease and kind is not UsageDecrease and not isinstance(
+                    change, _CHANGES):
                 raise InvalidRequest(f"not a usage change: {change!r}")
             parts = parse_queue_path(change.queue_path)
             _check_app(change.application_id)
@@ -276,10 +279,7 @@ class UserGroupManager:
             return []
         started = time.perf_counter()
         results = self._apply(tuple(items))
-        per_item = (time.perf_counter() - started) / len(results)
-        decisions = [(None if r.ok else r.refusal, per_item) for r in results if r is not None]
-        self.metrics.record_increases(tuple(decisions))
-        self.metrics.record_decreases(len(results) - len(decisions))
+        self.metrics.record_batch(results, (time.perf_counter() - started) / len(results))
         return results
 
     # -- reads ------------------------------------------------------------------------

@@ -252,7 +252,11 @@ class ManagerActor(Actor[ManagerMessage]):
                 continue
             if routed is not None:
                 slot, user_msg = routed
-                shares.setdefault(item.user.user, (slot, []))[1].append(user_msg)
+                share = shares.get(item.user.user)
+                if share is None:
+                    shares[item.user.user] = (slot, [user_msg])
+                else:
+                    share[1].append(user_msg)
         return Routing(
             tuple((slot.ref, UserBatch(tuple(items), msg.deadline))
                   for slot, items in shares.values()),

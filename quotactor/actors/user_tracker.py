@@ -82,6 +82,8 @@ class UserTrackerActor(Actor[UserMessage]):
 
     def handle(self, message: UserMessage) -> Sequence[Result] | None:
         if isinstance(message, UserBatch):
+            if len(message.items) == 1:
+                return self._alone(message.items[0], message.deadline)
             return decide(((self, message.items),), message.deadline)[0]
         state = self.state
         if isinstance(message, ReadPart):
@@ -94,6 +96,28 @@ class UserTrackerActor(Actor[UserMessage]):
             answer(message.reply, lambda: state.snapshot(table))
             return None
         raise TypeError(f"unexpected message {type(message).__name__}")
+
+    def _alone(self, msg: UserChange, deadline: float) -> tuple[Result]:
+        """A single call's change: `decide`'s steps for one change, without its rounds."""
+        result, change, journal = self._begin(msg)
+        reports: list[Idle] = []
+        if change is not None and msg.group_ref is not None:
+            ticket = Ticket() if isinstance(change, GroupIncrease) else None
+            status = _await(submit(msg.group_ref, GroupBatch((change,), ticket)), ticket,
+                            deadline, msg.group)
+            if isinstance(status, GroupStatus):
+                if journal is not None:
+                    result = self._end(msg, journal, status.outcomes[0])
+                if status.empty and msg.group is not None:
+                    reports.append(Idle("group", msg.group, msg.group_ref, status.handled))
+            elif journal is not None:
+                result = self._end(msg, journal, UNANSWERED if status is None else status)
+        self.handled += 1
+        if self.state.is_empty():
+            reports.append(Idle("user", self.state.name, self, self.handled))
+        if reports:
+            self.reports.extend(reports)
+        return (result,)
 
     # -- one change: the user side before the group's word, and after it ----------------
 
@@ -173,6 +197,19 @@ class UserTrackerActor(Actor[UserMessage]):
 _Waiter = tuple[int, UserTrackerActor, UserChange, Journal] | None
 
 
+class _Send:
+    """What one round sends one group: its changes in order, the user sides waiting on each
+    (None for a skip), and a ticket when an increase is among them."""
+
+    __slots__ = ("changes", "name", "ticket", "waiters")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.changes: list[GroupChange] = []
+        self.waiters: list[_Waiter] = []
+        self.ticket: Ticket | None = None
+
+
 def decide(
     shares: Sequence[tuple[UserTrackerActor, Sequence[UserChange]]], deadline: float
 ) -> list[list[Result]]:
@@ -190,7 +227,7 @@ def decide(
     results: list[list[Result]] = [[] for _ in shares]
     emptied: dict[GroupTrackerActor, tuple[str, GroupStatus]] = {}
     for r in range(max(len(changes) for _, changes in shares)):
-        sends: dict[GroupTrackerActor, tuple[str, list[GroupChange], list[_Waiter]]] = {}
+        sends: dict[GroupTrackerActor, _Send] = {}
         for index, (tracker, changes) in enumerate(shares):
             if r >= len(changes):
                 continue
@@ -201,9 +238,11 @@ def decide(
                 continue
             send = sends.get(msg.group_ref)
             if send is None:
-                send = sends[msg.group_ref] = (msg.group, [], [])
-            send[1].append(change)
-            send[2].append(None if journal is None else (index, tracker, msg, journal))
+                send = sends[msg.group_ref] = _Send(msg.group)
+            send.changes.append(change)
+            send.waiters.append(None if journal is None else (index, tracker, msg, journal))
+            if journal is not None and isinstance(change, GroupIncrease):
+                send.ticket = send.ticket or Ticket()
         if sends:
             _ask_groups(sends, results, emptied, r, deadline)
     reports: list[Idle] = []
@@ -220,19 +259,17 @@ def decide(
 
 
 def _ask_groups(
-    sends: dict[GroupTrackerActor, tuple[str, list[GroupChange], list[_Waiter]]],
+    sends: dict[GroupTrackerActor, _Send],
     results: list[list[Result]], emptied: dict[GroupTrackerActor, tuple[str, GroupStatus]],
     r: int, deadline: float,
 ) -> None:
     """Send every group its changes of round `r` (an idle group runs them here, at once), then
     settle each waiting user side by the group's word."""
-    asked = []
-    for ref, (name, changes, waiters) in sends.items():
-        ticket = Ticket() if any(type(c) is GroupIncrease for c in changes) else None
-        asked.append((ref, name, waiters, ticket,
-                      submit(ref, GroupBatch(tuple(changes), ticket))))
-    for ref, name, waiters, ticket, pending in asked:
-        status = _await(pending, ticket, deadline, name)
+    asked = [(ref, send, submit(ref, GroupBatch(tuple(send.changes), send.ticket)))
+             for ref, send in sends.items()]
+    for ref, send, pending in asked:
+        name, waiters = send.name, send.waiters
+        status = _await(pending, send.ticket, deadline, name)
         if isinstance(status, GroupStatus):
             emptied[ref] = (name, status)
             verdicts: Sequence[Verdict] = status.outcomes
@@ -245,7 +282,7 @@ def _ask_groups(
 
 
 def _await(
-    pending: Reply[Any] | Any, ticket: Ticket | None, deadline: float, group: str
+    pending: Reply[Any] | Any, ticket: Ticket | None, deadline: float, group: str | None
 ) -> GroupStatus | Exception | None:
     """The group's answer; None when it did not answer in time (its increases then never
     apply); the exception when it could not be asked."""
