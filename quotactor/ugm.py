@@ -33,9 +33,11 @@ from quotactor.actors.messages import (
     Ticket,
 )
 from quotactor.actors.runtime import (
+    Busy,
     Reply,
     WorkerPool,
     call,
+    here,
     holding,
     on_main_thread,
     stop,
@@ -447,14 +449,9 @@ class UserGroupManager:
 def _route_and_deliver(
     manager: ManagerActor, items: tuple[Increase | Decrease, ...], deadline: float
 ) -> list[Decision | None]:
-    ticket = Ticket()
-    pending = submit(manager, Route(items, deadline, ticket))
-    try:
-        routing: Routing = pending.get(_left(deadline))
-    except OperationTimeout:
-        if ticket.abandon():
-            raise  # the manager will route nothing of it
-        routing = pending.get(None)  # taken: the manager never waits, its answer is coming
+    routed = here(manager, Route(items, deadline, None))
+    routing: Routing = (_route_queued(manager, items, deadline)
+                        if isinstance(routed, Busy) else routed)
     results: list[Decision | None] = [None] * len(items)
     failure: Exception | None = routing.refused[0][1] if routing.refused else None
     shares = routing.shares
@@ -483,6 +480,22 @@ def _route_and_deliver(
     if failure is not None:
         raise failure
     return results
+
+
+def _route_queued(
+    manager: ManagerActor, items: tuple[Increase | Decrease, ...], deadline: float
+) -> Routing:
+    """Route behind another caller: with a ticket, so that a wait that times out either
+    withdraws the items whole or waits for the routing the manager has begun."""
+    ticket = Ticket()
+    pending = submit(manager, Route(items, deadline, ticket))
+    try:
+        routing: Routing = pending.get(_left(deadline))
+    except OperationTimeout:
+        if ticket.abandon():
+            raise  # the manager will route nothing of it
+        routing = pending.get(None)  # taken: the manager never waits, its answer is coming
+    return routing
 
 
 def _left(deadline: float) -> float:

@@ -227,7 +227,7 @@ class ManagerActor(Actor[ManagerMessage]):
         answer is None. An item that cannot be routed (an application id of another user) is
         refused with its error and changes nothing.
         """
-        if not msg.ticket.take():
+        if msg.ticket is not None and not msg.ticket.take():
             return Routing((), ())  # the sender gave up waiting: route nothing of it
         if len(msg.items) == 1:  # a single call: the same steps, without the grouping
             item = msg.items[0]

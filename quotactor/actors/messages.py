@@ -54,7 +54,9 @@ class Route(NamedTuple):
 
     items: tuple[Increase | Decrease, ...]
     deadline: float
-    ticket: Ticket
+    ticket: Ticket | None
+    """None when routed on the sender's thread (`runtime.here`): the sender gets the answer
+    whatever the time."""
 
 
 class Routing(NamedTuple):
@@ -216,9 +218,10 @@ class GroupBatch(NamedTuple):
     """One sender's changes to one group, in order: a single call's one change, or a batch's
     changes to this group (one item per user tracker of a round, see `user_tracker.decide`).
 
-    `ticket` (None when no item is an increase) settles the fate of the increases as a whole:
-    taken by the group, or abandoned by a sender that stopped waiting; the decreases and skips
-    are applied and counted either way.
+    `ticket` settles the fate of the increases as a whole: taken by the group, or abandoned by
+    a sender that stopped waiting; the decreases and skips are applied and counted either way.
+    It is None when no item is an increase, or when the sender runs the group's handler itself
+    (`runtime.here`) and so gets the answer whatever the time.
     """
 
     items: tuple[GroupChange, ...]

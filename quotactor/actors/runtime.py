@@ -47,8 +47,8 @@ from quotactor.core.errors import ActorStopped, OperationTimeout
 from quotactor.logs import get_logger
 
 __all__ = [
-    "Actor", "Reply", "WorkerPool", "answer", "call", "deliver", "holding", "live_actors",
-    "on_main_thread", "stop", "stop_now", "submit", "unguarded",
+    "BUSY", "Actor", "Busy", "Reply", "WorkerPool", "answer", "call", "deliver", "here", "holding",
+    "live_actors", "on_main_thread", "stop", "stop_now", "submit", "unguarded",
 ]
 
 T = TypeVar("T")
@@ -287,7 +287,10 @@ class Actor(Generic[M_contra]):
         thread never waits while holding an actor the wait could need)."""
         _held.depth += 1
         try:
-            return self._dispatch(message)
+            if isinstance(message, _Stop):
+                self._halt()
+                return None
+            return self.handle(message)
         finally:
             _held.depth -= 1
             self._finish(_BATCH if _held.depth == 0 or not self.handlers_wait else 0)
@@ -355,9 +358,28 @@ def call(actor: Actor[M], message: M, timeout: float | None) -> Any:
     Raises the handler's exception; `OperationTimeout` when a busy actor did not answer in time;
     `ActorStopped` once stopped.
     """
-    if not _guarded() and actor._claim():
+    if (get_ident() != _MAIN or _held.unguarded) and actor._claim():  # not `_guarded()`
         return actor._handle_inline(message)
     return submit(actor, message).get(timeout)
+
+
+class Busy:
+    """`here`'s answer when the actor is not idle (or this is the main thread)."""
+
+
+BUSY = Busy()
+
+
+def here(actor: Actor[M], message: M) -> Any:
+    """The handler's answer to `message`, handled on this thread if `actor` is idle (its
+    exception raised); `BUSY` otherwise (and on the main thread), and nothing was sent.
+
+    For a sender whose queued message needs more than an inline one (a ticket that settles a
+    timed-out wait): it builds that only when `here` found the actor busy.
+    """
+    if (get_ident() != _MAIN or _held.unguarded) and actor._claim():
+        return actor._handle_inline(message)
+    return BUSY
 
 
 class _Answered(Generic[T]):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple, cast
 
 from quotactor.actors.group_tracker import GroupTrackerActor
 from quotactor.actors.messages import (
@@ -32,7 +32,7 @@ from quotactor.actors.messages import (
     UserIncrease,
     UserMessage,
 )
-from quotactor.actors.runtime import Actor, Reply, WorkerPool, answer, submit
+from quotactor.actors.runtime import BUSY, Actor, Reply, WorkerPool, answer, here, submit
 from quotactor.core.decision import ACCEPTED, Decision
 from quotactor.core.errors import OperationTimeout
 from quotactor.core.journal import Journal
@@ -102,9 +102,8 @@ class UserTrackerActor(Actor[UserMessage]):
         result, change, journal = self._begin(msg)
         reports: list[Idle] = []
         if change is not None and msg.group_ref is not None:
-            ticket = Ticket() if isinstance(change, GroupIncrease) else None
-            status = _await(submit(msg.group_ref, GroupBatch((change,), ticket)), ticket,
-                            deadline, msg.group)
+            status = _await(_ask(msg.group_ref, (change,), isinstance(change, GroupIncrease),
+                                 deadline, msg.group), deadline, msg.group)
             if isinstance(status, GroupStatus):
                 if journal is not None:
                     result = self._end(msg, journal, status.outcomes[0])
@@ -201,13 +200,13 @@ class _Send:
     """What one round sends one group: its changes in order, the user sides waiting on each
     (None for a skip), and a ticket when an increase is among them."""
 
-    __slots__ = ("changes", "name", "ticket", "waiters")
+    __slots__ = ("changes", "increases", "name", "waiters")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.changes: list[GroupChange] = []
         self.waiters: list[_Waiter] = []
-        self.ticket: Ticket | None = None
+        self.increases = False
 
 
 def decide(
@@ -242,7 +241,7 @@ def decide(
             send.changes.append(change)
             send.waiters.append(None if journal is None else (index, tracker, msg, journal))
             if journal is not None and isinstance(change, GroupIncrease):
-                send.ticket = send.ticket or Ticket()
+                send.increases = True
         if sends:
             _ask_groups(sends, results, emptied, r, deadline)
     reports: list[Idle] = []
@@ -265,11 +264,11 @@ def _ask_groups(
 ) -> None:
     """Send every group its changes of round `r` (an idle group runs them here, at once), then
     settle each waiting user side by the group's word."""
-    asked = [(ref, send, submit(ref, GroupBatch(tuple(send.changes), send.ticket)))
+    asked = [(ref, send, _ask(ref, tuple(send.changes), send.increases, deadline, send.name))
              for ref, send in sends.items()]
-    for ref, send, pending in asked:
+    for ref, send, answered in asked:
         name, waiters = send.name, send.waiters
-        status = _await(pending, send.ticket, deadline, name)
+        status = _await(answered, deadline, name)
         if isinstance(status, GroupStatus):
             emptied[ref] = (name, status)
             verdicts: Sequence[Verdict] = status.outcomes
@@ -281,11 +280,36 @@ def _ask_groups(
                 results[index][r] = tracker._end(msg, journal, verdict)
 
 
-def _await(
-    pending: Reply[Any] | Any, ticket: Ticket | None, deadline: float, group: str | None
-) -> GroupStatus | Exception | None:
-    """The group's answer; None when it did not answer in time (its increases then never
-    apply); the exception when it could not be asked."""
+class _Sent(NamedTuple):
+    """A group batch queued for a busy group: its answer comes on `pending`."""
+
+    pending: Reply[Any] | Any
+    ticket: Ticket | None
+
+
+def _ask(
+    ref: GroupTrackerActor, changes: tuple[GroupChange, ...], increases: bool, deadline: float,
+    group: str | None,
+) -> GroupStatus | Exception | _Sent | None:
+    """Run the group's handler here when it is idle (no ticket needed: the answer comes now);
+    else queue the batch, with a ticket when it holds increases, and wait for it at once."""
+    try:
+        status = here(ref, GroupBatch(changes, None))
+    except Exception as exc:
+        return exc
+    if status is not BUSY:
+        return cast(GroupStatus, status)
+    ticket = Ticket() if increases else None
+    return _Sent(submit(ref, GroupBatch(changes, ticket)), ticket)
+
+
+def _await(sent: _Sent | Any, deadline: float, group: str | None
+           ) -> GroupStatus | Exception | None:
+    """A queued group batch's answer; None when it did not come in time (its increases then
+    never apply); the exception when the group could not be asked."""
+    if not isinstance(sent, _Sent):
+        return cast(GroupStatus | Exception | None, sent)
+    pending, ticket = sent
     try:
         status: GroupStatus = pending.get(_left(deadline))
     except OperationTimeout:
