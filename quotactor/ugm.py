@@ -432,18 +432,25 @@ class UserGroupManager:
         each routed operation done; then the first failure is raised.
         """
         manager = self._manager_ref()
-
-        def apply(deadline: float) -> list[Decision | None]:
-            # Counted where the work runs, never on the main thread, where an interrupt could
-            # land between the count and its `finally`; in this thread's own tally (no lock).
-            tally = self.metrics.tally()
-            tally.inflight += len(items)
+        if not on_main_thread():  # `_perform`'s own path, without its closure and frames
             try:
-                return _route_and_deliver(manager, items, deadline)
-            finally:
-                tally.inflight -= len(items)
+                return self._count_and_apply(manager, items, time.monotonic() + self.timeout)
+            except QuotactorError:
+                raise
+            except Exception as exc:
+                raise translate(exc) from exc
+        return self._perform(lambda deadline: self._count_and_apply(manager, items, deadline))
 
-        return self._perform(apply)
+    def _count_and_apply(self, manager: ManagerActor, items: tuple[Increase | Decrease, ...],
+                         deadline: float) -> list[Decision | None]:
+        # Counted where the work runs, never on the main thread, where an interrupt could
+        # land between the count and its `finally`; in this thread's own tally (no lock).
+        tally = self.metrics.tally()
+        tally.inflight += len(items)
+        try:
+            return _route_and_deliver(manager, items, deadline)
+        finally:
+            tally.inflight -= len(items)
 
 
 def _route_and_deliver(
@@ -452,9 +459,19 @@ def _route_and_deliver(
     routed = here(manager, Route(items, deadline, None))
     routing: Routing = (_route_queued(manager, items, deadline)
                         if isinstance(routed, Busy) else routed)
+    shares = routing.shares
+    if len(items) == 1:  # a single call: one share at most, or its refusal
+        if routing.refused:
+            raise routing.refused[0][1]
+        if not shares:
+            return [None]
+        ref, share = shares[0]
+        [answer] = call(ref, share, _left(deadline))
+        if isinstance(answer, Exception):
+            raise answer
+        return [answer]
     results: list[Decision | None] = [None] * len(items)
     failure: Exception | None = routing.refused[0][1] if routing.refused else None
-    shares = routing.shares
     answered: list[Sequence[Result] | None] = [None] * len(shares)
     if len(shares) > 1:  # a batch: every idle user tracker held at once, one claim each
         def run_held(held: list[int]) -> None:

@@ -100,7 +100,7 @@ class UserTrackerActor(Actor[UserMessage]):
     def _alone(self, msg: UserChange, deadline: float) -> tuple[Result]:
         """A single call's change: `decide`'s steps for one change, without its rounds."""
         result, change, journal = self._begin(msg)
-        reports: list[Idle] = []
+        idle_group = None
         if change is not None and msg.group_ref is not None:
             status = _await(_ask(msg.group_ref, (change,), isinstance(change, GroupIncrease),
                                  deadline, msg.group), deadline, msg.group)
@@ -108,14 +108,15 @@ class UserTrackerActor(Actor[UserMessage]):
                 if journal is not None:
                     result = self._end(msg, journal, status.outcomes[0])
                 if status.empty and msg.group is not None:
-                    reports.append(Idle("group", msg.group, msg.group_ref, status.handled))
+                    idle_group = Idle("group", msg.group, msg.group_ref, status.handled)
             elif journal is not None:
                 result = self._end(msg, journal, UNANSWERED if status is None else status)
         self.handled += 1
         if self.state.is_empty():
-            reports.append(Idle("user", self.state.name, self, self.handled))
-        if reports:
-            self.reports.extend(reports)
+            idle = Idle("user", self.state.name, self, self.handled)
+            self.reports.extend((idle,) if idle_group is None else (idle_group, idle))
+        elif idle_group is not None:
+            self.reports.append(idle_group)
         return (result,)
 
     # -- one change: the user side before the group's word, and after it ----------------
