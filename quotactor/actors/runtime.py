@@ -285,15 +285,16 @@ class Actor(Generic[M_contra]):
         """Handle one message on the claiming thread, then what arrived meanwhile (unless this
         is a nested claim of an actor whose handlers may wait: that goes to the pool, so a
         thread never waits while holding an actor the wait could need)."""
-        _held.depth += 1
+        held = _held
+        held.depth += 1
         try:
             if isinstance(message, _Stop):
                 self._halt()
                 return None
             return self.handle(message)
         finally:
-            _held.depth -= 1
-            self._finish(_BATCH if _held.depth == 0 or not self.handlers_wait else 0)
+            held.depth -= 1
+            self._finish(_BATCH if held.depth == 0 or not self.handlers_wait else 0)
 
     @final
     def _dispatch(self, message: M_contra | _Stop) -> Any:

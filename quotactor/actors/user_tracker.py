@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Sequence
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
 from quotactor.actors.group_tracker import GroupTrackerActor
 from quotactor.actors.messages import (
@@ -32,7 +32,7 @@ from quotactor.actors.messages import (
     UserIncrease,
     UserMessage,
 )
-from quotactor.actors.runtime import BUSY, Actor, Reply, WorkerPool, answer, here, submit
+from quotactor.actors.runtime import Actor, Busy, Reply, WorkerPool, answer, here, submit
 from quotactor.core.decision import ACCEPTED, Decision
 from quotactor.core.errors import OperationTimeout
 from quotactor.core.journal import Journal
@@ -295,21 +295,22 @@ def _ask(
     """Run the group's handler here when it is idle (no ticket needed: the answer comes now);
     else queue the batch, with a ticket when it holds increases, and wait for it at once."""
     try:
-        status = here(ref, GroupBatch(changes, None))
+        status: GroupStatus | Busy = here(ref, GroupBatch(changes, None))
     except Exception as exc:
         return exc
-    if status is not BUSY:
-        return cast(GroupStatus, status)
+    if not isinstance(status, Busy):
+        return status
     ticket = Ticket() if increases else None
     return _Sent(submit(ref, GroupBatch(changes, ticket)), ticket)
 
 
-def _await(sent: _Sent | Any, deadline: float, group: str | None
+def _await(sent: _Sent | GroupStatus | Exception | None, deadline: float, group: str | None
            ) -> GroupStatus | Exception | None:
-    """A queued group batch's answer; None when it did not come in time (its increases then
-    never apply); the exception when the group could not be asked."""
+    """A queued group batch's answer (or the answer `_ask` got at once); None when it did not
+    come in time (its increases then never apply); the exception when the group could not be
+    asked."""
     if not isinstance(sent, _Sent):
-        return cast(GroupStatus | Exception | None, sent)
+        return sent
     pending, ticket = sent
     try:
         status: GroupStatus = pending.get(_left(deadline))
