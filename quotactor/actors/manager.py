@@ -283,7 +283,9 @@ class ManagerActor(Actor[ManagerMessage]):
             slot = self._group_slot(group)
             slot.routed += 1
             group_ref = slot.ref
-        self.links.setdefault(name, {})[msg.app] = group
+        if app_links is None:
+            app_links = self.links[name] = {}
+        app_links[msg.app] = group
         self.owners[msg.app] = name
         user.routed += 1
         return user, UserIncrease(position, msg.parts, msg.app, msg.usage, group, group_ref, table)

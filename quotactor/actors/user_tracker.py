@@ -226,11 +226,11 @@ def decide(
     """
     results: list[list[Result]] = [[] for _ in shares]
     emptied: dict[GroupTrackerActor, tuple[str, GroupStatus]] = {}
-    for r in range(max(len(changes) for _, changes in shares)):
+    active = list(enumerate(shares))
+    r = 0
+    while active:
         sends: dict[GroupTrackerActor, _Send] = {}
-        for index, (tracker, changes) in enumerate(shares):
-            if r >= len(changes):
-                continue
+        for index, (tracker, changes) in active:
             msg = changes[r]
             result, change, journal = tracker._begin(msg)
             results[index].append(result)
@@ -245,6 +245,8 @@ def decide(
                 send.increases = True
         if sends:
             _ask_groups(sends, results, emptied, r, deadline)
+        r += 1
+        active = [share for share in active if len(share[1][1]) > r]
     reports: list[Idle] = []
     for ref, (name, status) in emptied.items():
         if status.empty:
