@@ -199,7 +199,8 @@ _Waiter = tuple[int, UserTrackerActor, UserChange, Journal] | None
 
 class _Send:
     """What one round sends one group: its changes in order, the user sides waiting on each
-    (None for a skip), and a ticket when an increase is among them."""
+    (None for a skip), and whether an increase is among them (a busy group then gets the
+    batch with a ticket)."""
 
     __slots__ = ("changes", "increases", "name", "waiters")
 
