@@ -22,6 +22,7 @@ from prometheus_client.metrics_core import (
 )
 from prometheus_client.registry import Collector
 
+from quotactor.core.decision import Decision
 from quotactor.core.queue_tracker import Refusal
 
 __all__ = ["Metrics"]
@@ -143,18 +144,23 @@ class Metrics:
         else:
             _count_refusal(tally, refusal)
 
-    def record_increases(self, outcomes: Iterator[tuple[Refusal | str | None, float]]
-                         | tuple[tuple[Refusal | str | None, float], ...]) -> None:
-        """Count increase decisions (their refusal, None when accepted) and their latency."""
+    def record_batch(self, results: list[Decision | None], seconds: float) -> None:
+        """Count a batch's answers: each increase's decision with the batch's time per item,
+        and its decreases (None)."""
         tally = self.tally()
-        buckets = tally.buckets
-        for refusal, seconds in outcomes:
-            buckets[bisect_left(_LATENCY_BUCKETS, seconds)] += 1
-            tally.seconds += seconds
-            if refusal is None:
+        bucket = bisect_left(_LATENCY_BUCKETS, seconds)
+        decisions = 0
+        for result in results:
+            if result is None:
+                continue
+            decisions += 1
+            if result.refusal is None:
                 tally.accepted += 1
             else:
-                _count_refusal(tally, refusal)
+                _count_refusal(tally, result.refusal)
+        tally.buckets[bucket] += decisions
+        tally.seconds += seconds * decisions
+        tally.decreases += len(results) - decisions
 
     def inflight(self) -> int:
         """Operations called and not yet answered, over every thread."""

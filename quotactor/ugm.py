@@ -33,14 +33,18 @@ from quotactor.actors.messages import (
     Ticket,
 )
 from quotactor.actors.runtime import (
+    Busy,
     Reply,
     WorkerPool,
     call,
+    here,
+    holding,
     on_main_thread,
     stop,
     submit,
     unguarded,
 )
+from quotactor.actors.user_tracker import Result, decide
 from quotactor.config.model import SchedulerConfig
 from quotactor.core.changes import UsageDecrease, UsageIncrease
 from quotactor.core.decision import Decision
@@ -61,6 +65,7 @@ from quotactor.metrics import Metrics
 __all__ = ["UserGroupManager"]
 
 DEFAULT_TIMEOUT = 30.0
+_CHANGES = (UsageIncrease, UsageDecrease)
 T = TypeVar("T")
 
 
@@ -257,7 +262,9 @@ class UserGroupManager:
         """
         items: list[Increase | Decrease] = []
         for change in changes:
-            if not isinstance(change, UsageIncrease | UsageDecrease):
+            kind = type(change)
+            if kind is not UsageIncrease and kind is not UsageDecrease and not isinstance(
+                    change, _CHANGES):
                 raise InvalidRequest(f"not a usage change: {change!r}")
             parts = parse_queue_path(change.queue_path)
             _check_app(change.application_id)
@@ -274,10 +281,7 @@ class UserGroupManager:
             return []
         started = time.perf_counter()
         results = self._apply(tuple(items))
-        per_item = (time.perf_counter() - started) / len(results)
-        decisions = [(None if r.ok else r.refusal, per_item) for r in results if r is not None]
-        self.metrics.record_increases(tuple(decisions))
-        self.metrics.record_decreases(len(results) - len(decisions))
+        self.metrics.record_batch(results, (time.perf_counter() - started) / len(results))
         return results
 
     # -- reads ------------------------------------------------------------------------
@@ -428,23 +432,78 @@ class UserGroupManager:
         each routed operation done; then the first failure is raised.
         """
         manager = self._manager_ref()
-
-        def apply(deadline: float) -> list[Decision | None]:
-            # Counted where the work runs, never on the main thread, where an interrupt could
-            # land between the count and its `finally`; in this thread's own tally (no lock).
-            tally = self.metrics.tally()
-            tally.inflight += len(items)
+        if not on_main_thread():  # `_perform`'s own path, without its closure and frames
             try:
-                return _route_and_deliver(manager, items, deadline)
-            finally:
-                tally.inflight -= len(items)
+                return self._count_and_apply(manager, items, time.monotonic() + self.timeout)
+            except QuotactorError:
+                raise
+            except Exception as exc:
+                raise translate(exc) from exc
+        return self._perform(lambda deadline: self._count_and_apply(manager, items, deadline))
 
-        return self._perform(apply)
+    def _count_and_apply(self, manager: ManagerActor, items: tuple[Increase | Decrease, ...],
+                         deadline: float) -> list[Decision | None]:
+        # Counted where the work runs, never on the main thread, where an interrupt could
+        # land between the count and its `finally`; in this thread's own tally (no lock).
+        tally = self.metrics.tally()
+        tally.inflight += len(items)
+        try:
+            return _route_and_deliver(manager, items, deadline)
+        finally:
+            tally.inflight -= len(items)
 
 
 def _route_and_deliver(
     manager: ManagerActor, items: tuple[Increase | Decrease, ...], deadline: float
 ) -> list[Decision | None]:
+    routed = here(manager, Route(items, deadline, None))
+    routing: Routing = (_route_queued(manager, items, deadline)
+                        if isinstance(routed, Busy) else routed)
+    shares = routing.shares
+    if len(items) == 1:  # a single call: one share at most, or its refusal
+        if routing.refused:
+            raise routing.refused[0][1]
+        if not shares:
+            return [None]
+        ref, share = shares[0]
+        [answer] = call(ref, share, _left(deadline))
+        if isinstance(answer, Exception):
+            raise answer
+        return [answer]
+    results: list[Decision | None] = [None] * len(items)
+    failure: Exception | None = routing.refused[0][1] if routing.refused else None
+    answered: list[Sequence[Result] | None] = [None] * len(shares)
+    if len(shares) > 1:  # a batch: every idle user tracker held at once, one claim each
+        def run_held(held: list[int]) -> None:
+            if held:
+                done = decide([(shares[i][0], shares[i][1].items) for i in held], deadline)
+                for i, answers in zip(held, done, strict=True):
+                    answered[i] = answers
+
+        holding([ref for ref, _ in shares], run_held)
+    for (ref, share), got in zip(shares, answered, strict=True):
+        if got is None:  # a single call, or a tracker that was busy: its own message
+            try:
+                got = call(ref, share, _left(deadline))
+            except Exception as exc:
+                failure = failure or exc
+                continue
+        assert got is not None
+        for item, answer in zip(share.items, got, strict=True):
+            if isinstance(answer, Exception):
+                failure = failure or answer
+            else:
+                results[item.position] = answer
+    if failure is not None:
+        raise failure
+    return results
+
+
+def _route_queued(
+    manager: ManagerActor, items: tuple[Increase | Decrease, ...], deadline: float
+) -> Routing:
+    """Route behind another caller: with a ticket, so that a wait that times out either
+    withdraws the items whole or waits for the routing the manager has begun."""
     ticket = Ticket()
     pending = submit(manager, Route(items, deadline, ticket))
     try:
@@ -453,22 +512,7 @@ def _route_and_deliver(
         if ticket.abandon():
             raise  # the manager will route nothing of it
         routing = pending.get(None)  # taken: the manager never waits, its answer is coming
-    results: list[Decision | None] = [None] * len(items)
-    failure: Exception | None = routing.refused[0][1] if routing.refused else None
-    for ref, share in routing.shares:
-        try:
-            answers = call(ref, share, _left(deadline))
-        except Exception as exc:
-            failure = failure or exc
-            continue
-        for item, answer in zip(share.items, answers, strict=True):
-            if isinstance(answer, Exception):
-                failure = failure or answer
-            else:
-                results[item.position] = answer
-    if failure is not None:
-        raise failure
-    return results
+    return routing
 
 
 def _left(deadline: float) -> float:

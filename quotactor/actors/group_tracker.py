@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from quotactor.actors.messages import (
+    GroupBatch,
     GroupDecrease,
     GroupIncrease,
     GroupMessage,
-    GroupSkip,
     GroupStatus,
     ReadPart,
     ReadResult,
@@ -18,7 +18,6 @@ from quotactor.core.tracker import GroupTrackerState
 from quotactor.logs import get_logger
 
 log = get_logger()
-_CHANGES = (GroupIncrease, GroupDecrease, GroupSkip)
 
 
 class GroupTrackerActor(Actor[GroupMessage]):
@@ -29,7 +28,7 @@ class GroupTrackerActor(Actor[GroupMessage]):
     that are done (applied, refused, failed or skipped by the user tracker); each answer carries
     it, and the user tracker reports an empty group to the manager with that count. A change
     that fails leaves the state as it was (the state's changes are atomic) and is answered with
-    its error, counted like any other.
+    its error, counted like any other; the other changes of its batch go on.
     """
 
     __slots__ = ("handled", "state")
@@ -41,18 +40,9 @@ class GroupTrackerActor(Actor[GroupMessage]):
         self.state = GroupTrackerState(name)
         self.handled = 0
 
-    def _status(self, ok: bool, refusal: Refusal | None = None,
-                error: Exception | None = None) -> GroupStatus:
-        self.handled += 1
-        return GroupStatus(ok, refusal, self.handled, self.state.is_empty(), error)
-
     def handle(self, message: GroupMessage) -> GroupStatus | None:
-        if isinstance(message, _CHANGES):
-            try:
-                return self._change(message)
-            except Exception as exc:
-                log.exception("group_change_failed", group=self.state.name)
-                return self._status(False, None, exc)
+        if isinstance(message, GroupBatch):
+            return self._apply(message)
         if isinstance(message, ReadPart):
             message.reply.set(ReadResult(
                 self.state.headroom(message.table, message.parts),
@@ -64,19 +54,32 @@ class GroupTrackerActor(Actor[GroupMessage]):
             return None
         raise TypeError(f"unexpected message {type(message).__name__}")
 
-    def _change(self, msg: GroupIncrease | GroupDecrease | GroupSkip) -> GroupStatus:
-        if isinstance(msg, GroupSkip):
-            return self._status(True)
-        if isinstance(msg, GroupDecrease):
-            if not self.state.decrease(msg.parts, msg.app, msg.usage, msg.remove_app):
-                log.warning("decrease_ignored", group=self.state.name, app=msg.app,
-                            queue=".".join(msg.parts), reason="not tracked")
-            return self._status(True)
-        if not msg.ticket.take():
-            log.warning("increase_abandoned", group=self.state.name, app=msg.app, user=msg.user)
-            return self._status(False)  # nobody waits for this answer
-        refusal = self.state.check_increase(msg.table, msg.parts, msg.app, msg.usage)
-        if refusal is not None:
-            return self._status(False, refusal)
-        self.state.increase(msg.parts, msg.app, msg.usage, msg.user)
-        return self._status(True)
+    def _apply(self, batch: GroupBatch) -> GroupStatus:
+        """Each change in order, each atomic; the increases only if the sender still waits."""
+        state = self.state
+        taken = batch.ticket is None or batch.ticket.take()
+        outcomes: list[Refusal | Exception | None] = []
+        for item in batch.items:
+            self.handled += 1
+            try:
+                if isinstance(item, GroupIncrease):
+                    if not taken:
+                        log.warning("increase_abandoned", group=state.name, app=item.app,
+                                    user=item.user)
+                        outcomes.append(None)  # nobody waits for this answer
+                        continue
+                    refusal = state.check_increase(item.table, item.parts, item.app, item.usage)
+                    if refusal is None:
+                        state.increase(item.parts, item.app, item.usage, item.user)
+                    outcomes.append(refusal)
+                    continue
+                if isinstance(item, GroupDecrease) and not state.decrease(
+                        item.parts, item.app, item.usage, item.remove_app):
+                    log.warning("decrease_ignored", group=state.name, app=item.app,
+                                queue=".".join(item.parts), reason="not tracked")
+            except Exception as exc:
+                log.exception("group_change_failed", group=state.name)
+                outcomes.append(exc)
+                continue
+            outcomes.append(None)
+        return GroupStatus(tuple(outcomes), self.handled, state.is_empty())

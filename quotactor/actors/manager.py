@@ -2,8 +2,9 @@
 
 The manager never blocks and never waits on a tracker: it stamps each operation with the limit
 table in force and the group the application counts for, and answers the sender with one share
-per user tracker, which the sender then delivers. Trackers answer the sender. It runs on the
-pooled runtime, so an idle manager routes on the sender's own thread.
+per user tracker, which the sender then delivers (a batch's sender runs the shares of the idle
+trackers itself, holding them all: `user_tracker.decide`). Trackers answer the sender. It runs
+on the pooled runtime, so an idle manager routes on the sender's own thread.
 
 Retirement (the seed's "unlink race"): the manager counts, per tracker, the operations it has
 routed there; a tracker counts those it has handled, and tells the manager (`Idle`) when it is
@@ -227,7 +228,7 @@ class ManagerActor(Actor[ManagerMessage]):
         answer is None. An item that cannot be routed (an application id of another user) is
         refused with its error and changes nothing.
         """
-        if not msg.ticket.take():
+        if msg.ticket is not None and not msg.ticket.take():
             return Routing((), ())  # the sender gave up waiting: route nothing of it
         if len(msg.items) == 1:  # a single call: the same steps, without the grouping
             item = msg.items[0]
@@ -252,7 +253,11 @@ class ManagerActor(Actor[ManagerMessage]):
                 continue
             if routed is not None:
                 slot, user_msg = routed
-                shares.setdefault(item.user.user, (slot, []))[1].append(user_msg)
+                share = shares.get(item.user.user)
+                if share is None:
+                    shares[item.user.user] = (slot, [user_msg])
+                else:
+                    share[1].append(user_msg)
         return Routing(
             tuple((slot.ref, UserBatch(tuple(items), msg.deadline))
                   for slot, items in shares.values()),
@@ -279,7 +284,9 @@ class ManagerActor(Actor[ManagerMessage]):
             slot = self._group_slot(group)
             slot.routed += 1
             group_ref = slot.ref
-        self.links.setdefault(name, {})[msg.app] = group
+        if app_links is None:
+            app_links = self.links[name] = {}
+        app_links[msg.app] = group
         self.owners[msg.app] = name
         user.routed += 1
         return user, UserIncrease(position, msg.parts, msg.app, msg.usage, group, group_ref, table)

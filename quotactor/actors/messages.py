@@ -54,7 +54,9 @@ class Route(NamedTuple):
 
     items: tuple[Increase | Decrease, ...]
     deadline: float
-    ticket: Ticket
+    ticket: Ticket | None
+    """None when routed on the sender's thread (`runtime.here`): the sender gets the answer
+    whatever the time."""
 
 
 class Routing(NamedTuple):
@@ -192,7 +194,6 @@ class GroupIncrease(NamedTuple):
     usage: Resource
     user: str
     table: LimitTable
-    ticket: Ticket
 
 
 class GroupDecrease(NamedTuple):
@@ -208,15 +209,33 @@ class GroupSkip:
     decrease of nothing): the group counts it as handled, so that it may be retired."""
 
 
-class GroupStatus(NamedTuple):
-    """The group tracker's answer: its verdict (or the exception that left it unchanged), and
-    whether it was empty after `handled` operations."""
+GROUP_SKIP = GroupSkip()
 
-    ok: bool
-    refusal: Refusal | None
+GroupChange = GroupIncrease | GroupDecrease | GroupSkip
+
+
+class GroupBatch(NamedTuple):
+    """One sender's changes to one group, in order: a single call's one change, or a batch's
+    changes to this group (one item per user tracker of a round, see `user_tracker.decide`).
+
+    `ticket` settles the fate of the increases as a whole: taken by the group, or abandoned by
+    a sender that stopped waiting; the decreases and skips are applied and counted either way.
+    It is None when no item is an increase, or when the sender runs the group's handler itself
+    (`runtime.here`) and so gets the answer whatever the time.
+    """
+
+    items: tuple[GroupChange, ...]
+    ticket: Ticket | None
+
+
+class GroupStatus(NamedTuple):
+    """The group tracker's answer to a `GroupBatch`: per item, None when applied (or counted),
+    the `Refusal` of a refused increase, or the exception that left the group unchanged; and
+    whether the group was empty after `handled` operations."""
+
+    outcomes: tuple[Refusal | Exception | None, ...]
     handled: int
     empty: bool
-    error: Exception | None = None
 
 
 # Trackers -> manager (reported, never asked: trackers never wait on the manager; see
@@ -254,5 +273,5 @@ ManagerMessage = Route | PlanRead | PlanSnapshot | SwitchTable | Shutdown | Stat
 """What the manager handles."""
 UserMessage = UserBatch | ReadPart | SnapshotPart
 """What a user tracker handles."""
-GroupMessage = GroupIncrease | GroupDecrease | GroupSkip | ReadPart | SnapshotPart
+GroupMessage = GroupBatch | ReadPart | SnapshotPart
 """What a group tracker handles."""

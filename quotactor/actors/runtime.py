@@ -27,6 +27,10 @@ Invariants (every change to this module must keep them):
    whole, later; the caller learns only that it has no answer yet.
 6. A handler may wait only on actors whose handlers never wait (`handlers_wait = False`), on
    a pool of their own, so a wait always ends.
+7. A thread may hold several actors at once only through `holding`: it claims those that are
+   idle (never waiting for a claim: a busy one is left out, for the caller to send its message
+   to once it holds nothing), runs one piece of work that may wait only as a handler may
+   (invariant 6), and releases every claim in the `finally` of that same frame.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ import itertools
 import queue
 import threading
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from threading import get_ident
 from typing import Any, Generic, TypeVar, final
 
@@ -43,8 +47,8 @@ from quotactor.core.errors import ActorStopped, OperationTimeout
 from quotactor.logs import get_logger
 
 __all__ = [
-    "Actor", "Reply", "WorkerPool", "answer", "call", "deliver", "live_actors", "on_main_thread",
-    "stop", "stop_now", "submit", "unguarded",
+    "BUSY", "Actor", "Busy", "Reply", "WorkerPool", "answer", "call", "deliver", "here", "holding",
+    "live_actors", "on_main_thread", "stop", "stop_now", "submit", "unguarded",
 ]
 
 T = TypeVar("T")
@@ -281,12 +285,16 @@ class Actor(Generic[M_contra]):
         """Handle one message on the claiming thread, then what arrived meanwhile (unless this
         is a nested claim of an actor whose handlers may wait: that goes to the pool, so a
         thread never waits while holding an actor the wait could need)."""
-        _held.depth += 1
+        held = _held
+        held.depth += 1
         try:
-            return self._dispatch(message)
+            if isinstance(message, _Stop):
+                self._halt()
+                return None
+            return self.handle(message)
         finally:
-            _held.depth -= 1
-            self._finish(_BATCH if _held.depth == 0 or not self.handlers_wait else 0)
+            held.depth -= 1
+            self._finish(_BATCH if held.depth == 0 or not self.handlers_wait else 0)
 
     @final
     def _dispatch(self, message: M_contra | _Stop) -> Any:
@@ -351,9 +359,28 @@ def call(actor: Actor[M], message: M, timeout: float | None) -> Any:
     Raises the handler's exception; `OperationTimeout` when a busy actor did not answer in time;
     `ActorStopped` once stopped.
     """
-    if not _guarded() and actor._claim():
+    if (get_ident() != _MAIN or _held.unguarded) and actor._claim():  # not `_guarded()`
         return actor._handle_inline(message)
     return submit(actor, message).get(timeout)
+
+
+class Busy:
+    """`here`'s answer when the actor is not idle (or this is the main thread)."""
+
+
+BUSY = Busy()
+
+
+def here(actor: Actor[M], message: M) -> Any:
+    """The handler's answer to `message`, handled on this thread if `actor` is idle (its
+    exception raised); `BUSY` otherwise (and on the main thread), and nothing was sent.
+
+    For a sender whose queued message needs more than an inline one (a ticket that settles a
+    timed-out wait): it builds that only when `here` found the actor busy.
+    """
+    if (get_ident() != _MAIN or _held.unguarded) and actor._claim():
+        return actor._handle_inline(message)
+    return BUSY
 
 
 class _Answered(Generic[T]):
@@ -418,6 +445,31 @@ def deliver(actor: Actor[M], message: M | _Stop) -> None:
             _log_failure(actor, message)
     else:
         actor._post(message, None)
+
+
+def holding(actors: Sequence[Actor[Any]], work: Callable[[list[int]], T]) -> T:
+    """Claim those of `actors` that are idle, run `work(positions of the claimed)` on this
+    thread holding them all, then release them all (invariant 7): how a batch runs many user
+    trackers' handlers for one claim each. Nothing is claimed on the main thread (invariant 2):
+    `work` then gets no position, and the caller sends every message.
+
+    `work` runs the held actors' steps as their handlers would, and may wait only on actors
+    whose handlers never wait: their holders never wait on anything, so no cycle can form. A
+    release hands an actor to its pool when messages arrived for it meanwhile.
+    """
+    held: list[int] = []
+    if _guarded():
+        return work(held)
+    _held.depth += 1
+    try:
+        for position, actor in enumerate(actors):
+            if actor._claim():
+                held.append(position)
+        return work(held)
+    finally:
+        _held.depth -= 1
+        for position in held:
+            actors[position]._finish(0)
 
 
 def unguarded(operation: Callable[[], T]) -> T:

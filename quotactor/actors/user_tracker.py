@@ -1,15 +1,25 @@
-"""The user tracker actor: one per user; the place where an increase is decided."""
+"""The user tracker actor: one per user; the place where an increase is decided.
+
+`decide` runs the steps of one or more user trackers that the calling thread holds (a tracker's
+own handler holds one; a batch holds every idle tracker it routes to, see
+`runtime.holding`), so that a batch pays one claim per user tracker and one message per group
+per round, not one of each per item.
+"""
 
 from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from quotactor.actors.group_tracker import GroupTrackerActor
 from quotactor.actors.messages import (
+    GROUP_SKIP,
+    GroupBatch,
+    GroupChange,
     GroupDecrease,
     GroupIncrease,
-    GroupSkip,
     GroupStatus,
     Idle,
     ReadPart,
@@ -22,18 +32,28 @@ from quotactor.actors.messages import (
     UserIncrease,
     UserMessage,
 )
-from quotactor.actors.runtime import Actor, WorkerPool, answer, call, submit
+from quotactor.actors.runtime import Actor, Busy, Reply, WorkerPool, answer, here, submit
 from quotactor.core.decision import ACCEPTED, Decision
 from quotactor.core.errors import OperationTimeout
 from quotactor.core.journal import Journal
+from quotactor.core.queue_tracker import Refusal
 from quotactor.core.tracker import UserTrackerState
 from quotactor.logs import get_logger
 
 log = get_logger()
 
-Outcome = tuple[Decision | Exception | None, GroupStatus | None]
-"""An item's answer (a decision, None for a decrease, or the error it failed with), and the
-group's status when the group handled it."""
+Result = Decision | Exception | None
+"""An item's answer: a decision, None for a decrease, or the error it failed with."""
+UserChange = UserIncrease | UserDecrease
+
+
+class _Unanswered:
+    """The group did not answer in time (and, for an increase, never will apply it)."""
+
+
+UNANSWERED = _Unanswered()
+Verdict = Refusal | Exception | None | _Unanswered
+"""The group's word on one change: None (applied), a refusal, an error, or no answer."""
 
 
 class UserTrackerActor(Actor[UserMessage]):
@@ -46,7 +66,7 @@ class UserTrackerActor(Actor[UserMessage]):
     holds only builtin stores, which cannot fail half-way). A decrease is applied the same way
     and undone if the group fails it. The tracker waits only on a group tracker, which waits on
     nobody, and never longer than the caller's deadline. Every operation the manager routed to
-    the group gets exactly one group message (the change, or `GroupSkip`), so the group's count
+    the group gets exactly one group change (applied, or `GroupSkip`), so the group's count
     stays true. When an operation leaves it (or a group) empty, it reports it to the manager
     (never asks: see `ManagerActor.reports`), with the count the manager needs to retire
     trackers safely.
@@ -54,17 +74,17 @@ class UserTrackerActor(Actor[UserMessage]):
 
     __slots__ = ("handled", "reports", "state")
 
-    def __init__(self, pool: WorkerPool, name: str, reports: deque[Idle | Relink]) -> None:
+    def __init__(self, pool: WorkerPool, name: str, reports: deque[Any]) -> None:
         super().__init__(pool)
         self.state = UserTrackerState(name)
         self.handled = 0
         self.reports = reports  # the manager's; shared, not a bound method per tracker
 
-    def handle(
-        self, message: UserMessage
-    ) -> tuple[Decision | Exception | None, ...] | None:
+    def handle(self, message: UserMessage) -> Sequence[Result] | None:
         if isinstance(message, UserBatch):
-            return self._run(message)
+            if len(message.items) == 1:
+                return self._alone(message.items[0], message.deadline)
+            return decide(((self, message.items),), message.deadline)[0]
         state = self.state
         if isinstance(message, ReadPart):
             table, parts, app = message.table, message.parts, message.app
@@ -77,140 +97,237 @@ class UserTrackerActor(Actor[UserMessage]):
             return None
         raise TypeError(f"unexpected message {type(message).__name__}")
 
-    def _run(self, batch: UserBatch) -> tuple[Decision | Exception | None, ...]:
-        """Process items in order; then report this tracker or its groups if they are empty."""
-        idle_groups: dict[str, tuple[GroupTrackerActor, int]] = {}
-        results: list[Decision | Exception | None] = []
-        for item in batch.items:
-            outcome: Outcome
-            try:
-                if isinstance(item, UserIncrease):
-                    outcome = self._increase(item, batch.deadline)
-                else:
-                    outcome = self._decrease(item, batch.deadline)
-            except Exception as exc:  # the steps catch their own; this is a last resort
-                log.exception("operation_failed", user=self.state.name, app=item.app)
-                outcome = exc, None
-            result, status = outcome
-            self.handled += 1
-            results.append(result)
-            if status is not None and item.group is not None and item.group_ref is not None:
-                if status.empty:
-                    idle_groups[item.group] = (item.group_ref, status.handled)
-                else:
-                    idle_groups.pop(item.group, None)
-        for group, (ref, handled) in idle_groups.items():
-            self.reports.append(Idle("group", group, ref, handled))
+    def _alone(self, msg: UserChange, deadline: float) -> tuple[Result]:
+        """A single call's change: `decide`'s steps for one change, without its rounds."""
+        result, change, journal = self._begin(msg)
+        idle_group = None
+        if change is not None and msg.group_ref is not None:
+            status = _await(_ask(msg.group_ref, (change,), isinstance(change, GroupIncrease),
+                                 deadline, msg.group), deadline, msg.group)
+            if isinstance(status, GroupStatus):
+                if journal is not None:
+                    result = self._end(msg, journal, status.outcomes[0])
+                if status.empty and msg.group is not None:
+                    idle_group = Idle("group", msg.group, msg.group_ref, status.handled)
+            elif journal is not None:
+                result = self._end(msg, journal, UNANSWERED if status is None else status)
+        self.handled += 1
         if self.state.is_empty():
-            self.reports.append(Idle("user", self.state.name, self, self.handled))
-        return tuple(results)
+            idle = Idle("user", self.state.name, self, self.handled)
+            self.reports.extend((idle,) if idle_group is None else (idle_group, idle))
+        elif idle_group is not None:
+            self.reports.append(idle_group)
+        return (result,)
 
-    def _skip(self, msg: UserIncrease | UserDecrease, deadline: float) -> GroupStatus | None:
-        """Tell the group an operation routed to it ended here, so its count stays true."""
-        if msg.group_ref is None:
-            return None
-        try:
-            status: GroupStatus = call(msg.group_ref, GroupSkip(), _left(deadline))
-        except Exception:  # a timeout: the skip stays queued and is counted when handled
-            log.warning("group_skip_unanswered", user=self.state.name, group=msg.group)
-            return None
-        return status
+    # -- one change: the user side before the group's word, and after it ----------------
 
-    def _increase(self, msg: UserIncrease, deadline: float) -> Outcome:
+    def _begin(self, msg: UserChange) -> tuple[Result, GroupChange | None, Journal | None]:
+        """Apply the user side revocably: (the answer if final, the change for the group or
+        None, the journal to keep open while the group decides, or None when final)."""
+        skip = None if msg.group_ref is None else GROUP_SKIP
         journal = Journal()
+        state = self.state
+        if isinstance(msg, UserIncrease):
+            try:
+                refusal = state.check_increase(msg.table, msg.parts, msg.app, msg.usage)
+                if refusal is None:
+                    state.increase(msg.parts, msg.app, msg.usage, msg.group, journal)
+            except Exception as exc:
+                journal.rollback()
+                log.exception("increase_failed", user=state.name, app=msg.app)
+                return exc, skip, None
+            if refusal is not None:
+                log.info("increase_refused", user=state.name, app=msg.app,
+                         queue=".".join(msg.parts), reason=str(refusal))
+                return Decision(False, refusal), skip, None
+            if skip is None:
+                return ACCEPTED, None, None
+            return None, GroupIncrease(msg.parts, msg.app, msg.usage, state.name, msg.table), \
+                journal
         try:
-            refusal = self.state.check_increase(msg.table, msg.parts, msg.app, msg.usage)
-            if refusal is None:
-                self.state.increase(msg.parts, msg.app, msg.usage, msg.group, journal)
+            applied = state.decrease(msg.parts, msg.app, msg.usage, msg.remove_app, journal)
         except Exception as exc:
             journal.rollback()
-            log.exception("increase_failed", user=self.state.name, app=msg.app)
-            return exc, self._skip(msg, deadline)
-        if refusal is not None:
-            log.info("increase_refused", user=self.state.name, app=msg.app,
-                     queue=".".join(msg.parts), reason=str(refusal))
-            return Decision(False, refusal), self._skip(msg, deadline)
-        if msg.group_ref is None:
-            return ACCEPTED, None
-        status = self._ask_group(msg, deadline)
-        if isinstance(status, Exception):
-            journal.rollback()
-            return status, None
-        if status is None:
-            journal.rollback()
-            return OperationTimeout(
-                f"group {msg.group!r} did not answer in time; the increase was not applied"
-            ), None
-        if status.error is not None:
-            journal.rollback()
-            return status.error, status
-        if not status.ok:
-            journal.rollback()
-            log.info("increase_refused", user=self.state.name, app=msg.app,
-                     queue=".".join(msg.parts), reason=str(status.refusal))
-            return Decision(False, status.refusal), status
-        return ACCEPTED, status
+            log.exception("decrease_failed", user=state.name, app=msg.app)
+            self._relink(msg)
+            return exc, skip, None
+        if not applied:
+            log.warning("decrease_ignored", user=state.name, app=msg.app,
+                        queue=".".join(msg.parts),
+                        reason="queue not tracked" if msg.app in state.app_groups
+                        else "unknown application")
+            return None, skip, None
+        if skip is None:
+            return None, None, None
+        return None, GroupDecrease(msg.parts, msg.app, msg.usage, msg.remove_app), journal
 
-    def _ask_group(self, msg: UserIncrease, deadline: float) -> GroupStatus | Exception | None:
-        """The group's verdict; None when it did not take the increase before the deadline
-        (then it never will); the exception when it could not be asked."""
-        assert msg.group_ref is not None
-        ticket = Ticket()
-        pending = submit(msg.group_ref, GroupIncrease(
-            msg.parts, msg.app, msg.usage, self.state.name, msg.table, ticket))
-        try:
-            status: GroupStatus = pending.get(_left(deadline))
-        except OperationTimeout:
-            if ticket.abandon():
-                log.error("group_timeout", user=self.state.name, app=msg.app, group=msg.group)
-                return None
-            # Taken: the group is applying it now, and a group handler never waits.
+    def _end(self, msg: UserChange, journal: Journal, verdict: Verdict) -> Result:
+        """Keep or undo the user side of a change, by the group's word on it."""
+        if isinstance(msg, UserIncrease):
+            if verdict is None:
+                return ACCEPTED
+            journal.rollback()
+            if isinstance(verdict, Refusal):
+                log.info("increase_refused", user=self.state.name, app=msg.app,
+                         queue=".".join(msg.parts), reason=str(verdict))
+                return Decision(False, verdict)
+            if isinstance(verdict, Exception):
+                return verdict
+            return OperationTimeout(
+                f"group {msg.group!r} did not answer in time; the increase was not applied")
+        if verdict is None:
+            return None
+        if isinstance(verdict, _Unanswered):
+            # Queued: the group applies it in its turn (a decrease is never refused).
+            log.warning("group_decrease_unanswered", user=self.state.name, group=msg.group)
+            return None
+        journal.rollback()
+        self._relink(msg)
+        return verdict if isinstance(verdict, Exception) else None
+
+    def _relink(self, msg: UserChange) -> None:
+        """A removal that failed (its journal rolled back, so the link is in place again): the
+        manager forgot the app's group when it routed it; tell it the link stands."""
+        if isinstance(msg, UserDecrease) and msg.remove_app:
+            linked, group = self.state.group_of(msg.app)
+            if linked:
+                self.reports.append(Relink(self.state.name, msg.app, group))
+
+
+_Waiter = tuple[int, UserTrackerActor, UserChange, Journal] | None
+
+
+class _Send:
+    """What one round sends one group: its changes in order, the user sides waiting on each
+    (None for a skip), and whether an increase is among them (a busy group then gets the
+    batch with a ticket)."""
+
+    __slots__ = ("changes", "increases", "name", "waiters")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.changes: list[GroupChange] = []
+        self.waiters: list[_Waiter] = []
+        self.increases = False
+
+
+def decide(
+    shares: Sequence[tuple[UserTrackerActor, Sequence[UserChange]]], deadline: float
+) -> list[list[Result]]:
+    """Run each held user tracker's changes in order; the answers, aligned with `shares`.
+
+    The calling thread holds every tracker of `shares` (its own handler, or `holding`), so no
+    one else sees a revocable change. The changes go in rounds: round r takes the r-th change
+    of every tracker, applies the user sides, sends each group one `GroupBatch` of the round's
+    changes for it (user before group, always; a group never waits, so neither does this for
+    long), then keeps or undoes each user side by the group's word. A tracker's next change is
+    checked only once its previous one is settled, exactly as if each came alone; most batches
+    name each user once and are one round. At the end, the trackers and groups left empty are
+    reported to the manager in one step.
+    """
+    results: list[list[Result]] = [[] for _ in shares]
+    emptied: dict[GroupTrackerActor, tuple[str, GroupStatus]] = {}
+    active = list(enumerate(shares))
+    r = 0
+    while active:
+        sends: dict[GroupTrackerActor, _Send] = {}
+        for index, (tracker, changes) in active:
+            msg = changes[r]
+            result, change, journal = tracker._begin(msg)
+            results[index].append(result)
+            if change is None or msg.group_ref is None or msg.group is None:
+                continue
+            send = sends.get(msg.group_ref)
+            if send is None:
+                send = sends[msg.group_ref] = _Send(msg.group)
+            send.changes.append(change)
+            send.waiters.append(None if journal is None else (index, tracker, msg, journal))
+            if journal is not None and isinstance(change, GroupIncrease):
+                send.increases = True
+        if sends:
+            _ask_groups(sends, results, emptied, r, deadline)
+        r += 1
+        active = [share for share in active if len(share[1][1]) > r]
+    reports: list[Idle] = []
+    for ref, (name, status) in emptied.items():
+        if status.empty:
+            reports.append(Idle("group", name, ref, status.handled))
+    for tracker, changes in shares:
+        tracker.handled += len(changes)
+        if tracker.state.is_empty():
+            reports.append(Idle("user", tracker.state.name, tracker, tracker.handled))
+    if reports:
+        shares[0][0].reports.extend(reports)  # every tracker of a partition shares the queue
+    return results
+
+
+def _ask_groups(
+    sends: dict[GroupTrackerActor, _Send],
+    results: list[list[Result]], emptied: dict[GroupTrackerActor, tuple[str, GroupStatus]],
+    r: int, deadline: float,
+) -> None:
+    """Send every group its changes of round `r` (an idle group runs them here, at once), then
+    settle each waiting user side by the group's word."""
+    asked = [(ref, send, _ask(ref, tuple(send.changes), send.increases, deadline, send.name))
+             for ref, send in sends.items()]
+    for ref, send, answered in asked:
+        name, waiters = send.name, send.waiters
+        status = _await(answered, deadline, name)
+        if isinstance(status, GroupStatus):
+            emptied[ref] = (name, status)
+            verdicts: Sequence[Verdict] = status.outcomes
+        else:
+            verdicts = [UNANSWERED if status is None else status] * len(waiters)
+        for waiter, verdict in zip(waiters, verdicts, strict=True):
+            if waiter is not None:
+                index, tracker, msg, journal = waiter
+                results[index][r] = tracker._end(msg, journal, verdict)
+
+
+class _Sent(NamedTuple):
+    """A group batch queued for a busy group: its answer comes on `pending`."""
+
+    pending: Reply[Any] | Any
+    ticket: Ticket | None
+
+
+def _ask(
+    ref: GroupTrackerActor, changes: tuple[GroupChange, ...], increases: bool, deadline: float,
+    group: str | None,
+) -> GroupStatus | Exception | _Sent | None:
+    """Run the group's handler here when it is idle (no ticket needed: the answer comes now);
+    else queue the batch, with a ticket when it holds increases, and wait for it at once."""
+    try:
+        status: GroupStatus | Busy = here(ref, GroupBatch(changes, None))
+    except Exception as exc:
+        return exc
+    if not isinstance(status, Busy):
+        return status
+    ticket = Ticket() if increases else None
+    return _Sent(submit(ref, GroupBatch(changes, ticket)), ticket)
+
+
+def _await(sent: _Sent | GroupStatus | Exception | None, deadline: float, group: str | None
+           ) -> GroupStatus | Exception | None:
+    """A queued group batch's answer (or the answer `_ask` got at once); None when it did not
+    come in time (its increases then never apply); the exception when the group could not be
+    asked."""
+    if not isinstance(sent, _Sent):
+        return sent
+    pending, ticket = sent
+    try:
+        status: GroupStatus = pending.get(_left(deadline))
+    except OperationTimeout:
+        if ticket is None or ticket.abandon():
+            log.error("group_timeout", group=group)
+            return None
+        try:  # taken: the group is applying it now, and a group handler never waits
             status = pending.get(None)
         except Exception as exc:
             return exc
-        return status
-
-    def _decrease(self, msg: UserDecrease, deadline: float) -> Outcome:
-        linked, group = self.state.group_of(msg.app)
-        journal = Journal()
-        try:
-            applied = self.state.decrease(msg.parts, msg.app, msg.usage, msg.remove_app, journal)
-        except Exception as exc:
-            journal.rollback()
-            log.exception("decrease_failed", user=self.state.name, app=msg.app)
-            self._relink(msg, linked, group)
-            return exc, self._skip(msg, deadline)
-        if not applied:
-            log.warning("decrease_ignored", user=self.state.name, app=msg.app,
-                        queue=".".join(msg.parts),
-                        reason="unknown application" if not linked else "queue not tracked")
-            return None, self._skip(msg, deadline)
-        if msg.group_ref is None:
-            return None, None
-        try:
-            status: GroupStatus = call(
-                msg.group_ref, GroupDecrease(msg.parts, msg.app, msg.usage, msg.remove_app),
-                _left(deadline),
-            )
-        except OperationTimeout:
-            # Queued: the group applies it in its turn (a decrease is never refused).
-            log.warning("group_decrease_unanswered", user=self.state.name, group=msg.group)
-            return None, None
-        except Exception as exc:
-            journal.rollback()
-            self._relink(msg, linked, group)
-            return exc, None
-        if status.error is not None:
-            journal.rollback()
-            self._relink(msg, linked, group)
-            return status.error, status
-        return None, status
-
-    def _relink(self, msg: UserDecrease, linked: bool, group: str | None) -> None:
-        """A removal that failed: the manager forgot the app's group when it routed it; tell
-        it the link stands."""
-        if msg.remove_app and linked:
-            self.reports.append(Relink(self.state.name, msg.app, group))
+    except Exception as exc:
+        return exc
+    return status
 
 
 def _left(deadline: float) -> float:

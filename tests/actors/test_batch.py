@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+from typing import Any, TypeVar
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quotactor import InvalidRequest, UsageDecrease, UsageIncrease, UserGroup
+from quotactor import InvalidRequest, OperationTimeout, UsageDecrease, UsageIncrease, UserGroup
+from quotactor.core.decision import ACCEPTED
 from quotactor.core.limits import LimitEntry as L
 from quotactor.core.limits import LimitTable
 from quotactor.core.queue_path import parse_queue_path
@@ -23,6 +27,9 @@ USER_LIMITS = LimitTable({
     "root.a": [L(users=("u1",), max_resources={"m": 5})],
 })
 USERS = [UserGroup("u0", ["g0"]), UserGroup("u1", ["g1", "g0"]), UserGroup("u2")]
+
+T = TypeVar("T")
+WAIT = 10.0
 
 change = st.builds(
     lambda inc, q, app, user, m, rm: (
@@ -109,3 +116,134 @@ def test_concurrent_batches_keep_limits_and_balance(start_ugm, run_concurrently)
         usage = ugm.get_group_resources(group) or {}
         assert usage.get("m", 0) <= 100
     assert ugm.stats()["inflight"] == 0
+
+
+def _off_main(fn: Callable[[], T]) -> T:
+    with ThreadPoolExecutor(1) as executor:
+        return executor.submit(fn).result(WAIT)
+
+
+def _drained(ugm: UserGroupManager) -> None:
+    """Nothing tracked and no tracker kept alive by a lost count."""
+    assert ugm.users_usage() == []
+    assert [g for g in ugm.groups_usage() if "resourceUsage" in g["queues"]] == []
+    stats = ugm.stats()
+    assert (stats["users"], stats["groups"], stats["inflight"]) == (0, 0, 0)
+
+
+GROUP_LIMIT = LimitTable({"root": [L(groups=("dev",), max_resources={"m": 100})]})
+SUE, BOB, ANN = UserGroup("sue", ["dev"]), UserGroup("bob", ["dev"]), UserGroup("ann", ["dev"])
+
+
+@pytest.mark.timeout(60)
+def test_a_batch_sends_a_busy_user_tracker_its_own_message_and_counts_stay_true(
+    start_ugm: Any,
+) -> None:
+    """The batch holds the idle trackers (bob, ann) and decides their items at once; sue's
+    tracker is busy (claimed by another thread), so her share waits in its inbox past the
+    caller's timeout and is applied whole when the tracker runs again."""
+    ugm: UserGroupManager = start_ugm(GROUP_LIMIT)
+    assert ugm.increase_tracked_resource("root.a", "sue-0", {"m": 1}, SUE)
+    sue = ugm._manager.users["sue"].ref  # type: ignore[union-attr]
+    assert _off_main(sue._claim)
+    ugm.timeout = 0.3
+    batch = [UsageIncrease("root.a", f"{u.user}-1", {"m": 10}, u) for u in (BOB, SUE, ANN)]
+    try:
+        with pytest.raises(OperationTimeout):
+            _off_main(lambda: ugm.apply_batch(batch))
+        ugm.timeout = 20.0
+        assert ugm.get_user_resources("bob") == {"m": 10}
+        assert ugm.get_user_resources("ann") == {"m": 10}
+    finally:
+        sue._finish(64)  # it runs its inbox: the batch's share for sue
+    ugm.timeout = 20.0
+    assert ugm.get_user_resources("sue") == {"m": 11}
+    assert ugm.get_group_resources("dev") == {"m": 31}
+    ugm.apply_batch([UsageDecrease("root.a", "sue-0", {"m": 1}, SUE, True)] + [
+        UsageDecrease(c.queue_path, c.application_id, c.usage, c.user, True) for c in batch])
+    _drained(ugm)
+
+
+@pytest.mark.timeout(60)
+def test_a_batch_that_gives_up_on_a_wedged_group_changes_nothing(start_ugm: Any) -> None:
+    """One group message for the batch's increases of that group: abandoned whole at the
+    caller's deadline, so every user side is rolled back and the group applies none of it;
+    a decrease in the same group batch is still applied."""
+    ugm: UserGroupManager = start_ugm(GROUP_LIMIT)
+    assert ugm.increase_tracked_resource("root.a", "ann-0", {"m": 5}, ANN)
+    group = ugm._manager.groups["dev"].ref  # type: ignore[union-attr]
+    assert _off_main(group._claim)
+    ugm.timeout = 0.3
+    try:
+        with pytest.raises(OperationTimeout, match="did not answer in time"):
+            _off_main(lambda: ugm.apply_batch([
+                UsageIncrease("root.a", "sue-1", {"m": 3}, SUE),
+                UsageDecrease("root.a", "ann-0", {"m": 5}, ANN, True),
+                UsageIncrease("root.a", "bob-1", {"m": 4}, BOB),
+            ]))
+    finally:
+        group._finish(64)
+    ugm.timeout = 20.0
+    assert ugm.get_user_resources("sue") in (None, {})
+    assert ugm.get_user_resources("bob") in (None, {})
+    assert ugm.get_group_resources("dev") in (None, {})
+    assert ugm.apply_batch([UsageIncrease("root.a", "sue-1", {"m": 3}, SUE)]) == [ACCEPTED]
+    assert ugm.get_group_resources("dev") == {"m": 3}
+    ugm.decrease_tracked_resource("root.a", "sue-1", {"m": 3}, SUE, remove_app=True)
+    _drained(ugm)
+
+
+@pytest.mark.timeout(120)
+def test_batches_and_single_calls_on_the_same_users_and_apps_keep_every_invariant(
+    start_ugm: Any, run_concurrently: Any,
+) -> None:
+    """Batches (holding their idle trackers) race single calls on the same users, groups and
+    application ids, with trackers retired and revived all along: at the end usage is the sum
+    of what each worker holds, no limit is exceeded, and after removing everything nothing is
+    left (no phantom usage, no lost count)."""
+    table = LimitTable({
+        "root": [L(users=("*",), max_resources={"m": 30}),
+                 L(groups=("g0", "g1"), max_resources={"m": 60})],
+    })
+    ugm: UserGroupManager = start_ugm(table)
+    users = [UserGroup(f"u{i}", [f"g{i % 2}"]) for i in range(6)]
+
+    def worker(seed: int) -> dict[tuple[str, str, str], int]:
+        rng = random.Random(seed)
+        mine: dict[tuple[str, str, str], int] = {}  # (queue, app, user) -> m
+        for step in range(60):
+            if rng.random() < 0.5:
+                changes: list[UsageIncrease | UsageDecrease] = [
+                    UsageDecrease(q, a, {"m": m}, users[int(u[1:])], True)
+                    for (q, a, u), m in rng.sample(sorted(mine.items()), min(2, len(mine)))]
+                adding = [UsageIncrease(rng.choice(["root.a", "root.b"]), f"w{seed}-{step}-{i}",
+                                        {"m": rng.randint(1, 6)}, rng.choice(users))
+                          for i in range(4)]
+                results = ugm.apply_batch(changes + adding)
+                for c in changes:
+                    del mine[(c.queue_path, c.application_id, c.user.user)]
+                for c, r in zip(adding, results[len(changes):], strict=True):
+                    if r is not None and r.ok:
+                        mine[(c.queue_path, c.application_id, c.user.user)] = c.usage["m"]
+            elif mine and rng.random() < 0.5:
+                (q, a, u), m = rng.choice(sorted(mine.items()))
+                ugm.decrease_tracked_resource(q, a, {"m": m}, users[int(u[1:])], True)
+                del mine[(q, a, u)]
+            else:
+                q, a = rng.choice(["root.a", "root.b"]), f"w{seed}-{step}"
+                u, m = rng.choice(users), rng.randint(1, 6)
+                if ugm.increase_tracked_resource(q, a, {"m": m}, u):
+                    mine[(q, a, u.user)] = m
+        return mine
+
+    held = run_concurrently([partial(worker, s) for s in range(6)])
+    for user in users:
+        want = sum(m for h in held for (_, _, u), m in h.items() if u == user.user)
+        assert (ugm.get_user_resources(user.user) or {}).get("m", 0) == want
+        assert want <= 30
+    for g in ("g0", "g1"):
+        want = sum(m for h in held for (_, _, u), m in h.items() if int(u[1:]) % 2 == int(g[1]))
+        assert (ugm.get_group_resources(g) or {}).get("m", 0) == want <= 60
+    ugm.apply_batch([UsageDecrease(q, a, {"m": m}, users[int(u[1:])], True)
+                     for h in held for (q, a, u), m in h.items()])
+    _drained(ugm)

@@ -16,7 +16,14 @@ from typing import Any
 
 import pytest
 
-from quotactor import OperationFailed, UserGroup, UserGroupManager
+from quotactor import (
+    OperationFailed,
+    QuotactorError,
+    UsageDecrease,
+    UsageIncrease,
+    UserGroup,
+    UserGroupManager,
+)
 from quotactor.core import journal, queue_tracker, tracker
 from quotactor.core.limits import LimitEntry, LimitTable
 
@@ -164,3 +171,61 @@ def test_a_step_that_fails_changes_nothing(
         assert state(ugm) == before
     run(ugm)  # and the operation itself still works
     drain(ugm)
+
+
+def _consistent(ugm: UserGroupManager) -> None:
+    """Every item of a failed batch either changed its user and its group, or neither: the
+    group's usage and applications are its members' sums."""
+    users = ugm.users_usage()
+    usage: dict[str, int] = {}
+    apps: set[str] = set()
+    for snap in users:
+        if snap["userName"] not in ("sue", "bob"):  # dev's members
+            continue
+        apps |= set(snap.get("groups", {}))
+        for k, v in snap["queues"].get("resourceUsage", {}).items():
+            usage[k] = usage.get(k, 0) + v
+    [dev] = [g for g in ugm.groups_usage() if g["groupName"] == "dev"] or [None]
+    got = {} if dev is None else dev["queues"].get("resourceUsage", {})
+    assert got == {k: v for k, v in usage.items() if v}
+    assert set([] if dev is None else dev.get("applications", [])) == apps
+
+
+BATCHES: dict[str, Callable[[UserGroupManager], Any]] = {
+    "increases": lambda ugm: ugm.apply_batch([
+        UsageIncrease("root.a.x", "sue-1", {"m": 4}, SUE),
+        UsageIncrease("root.a.z", "sue-2", {"m": 1}, SUE),
+        UsageIncrease("root.a.x", "bob-1", {"m": 2}, BOB),
+        UsageIncrease("root.b", "ann-1", {"m": 1}, ANN)]),
+    "removals": lambda ugm: ugm.apply_batch([
+        UsageDecrease("root.a.x", "sue-1", {"m": 5, "v": 1}, SUE, True),
+        UsageDecrease("root.a.y", "sue-3", {"m": 2}, SUE, True),
+        UsageDecrease("root.a.x", "bob-1", {"m": 3}, BOB, True)]),
+}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("batch", sorted(BATCHES))
+@pytest.mark.parametrize("step", STEPS, ids=[f"{owner.__name__}.{name}" for owner, name in STEPS])
+def test_a_step_that_fails_in_a_batch_leaves_each_item_whole(
+    step: tuple[Any, str], batch: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A batch holds its user trackers and sends each group one message per round: a step
+    failing anywhere in it leaves every item applied whole or not at all (users and group
+    agree), the caller gets a `QuotactorError`, and everything drains afterwards."""
+    owner, name = step
+    fault = Fault()
+    monkeypatch.setattr(owner, name, fault.wrap(getattr(owner, name)))
+    run = BATCHES[batch]
+    with fault.armed_at(0), UserGroupManager.start(TABLE) as twin:
+        prepare(twin)
+        fault.calls = 0
+        run(twin)
+        calls = fault.calls
+    for at in range(1, calls + 1):
+        with UserGroupManager.start(TABLE, timeout=20.0) as ugm:
+            prepare(ugm)
+            with fault.armed_at(at), pytest.raises(QuotactorError):
+                run(ugm)
+            _consistent(ugm)
+            drain(ugm)

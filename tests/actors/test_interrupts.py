@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from quotactor import UserGroup, UserGroupManager
+from quotactor import UsageIncrease, UserGroup, UserGroupManager
 from quotactor.core.limits import LimitEntry, LimitTable
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
@@ -116,6 +116,10 @@ def test_interrupted_callers_leave_nothing_claimed_and_usage_consistent(
                 op = partial(ugm.update_config, rng.choice(TABLES))
             elif roll < 0.14:
                 op = ugm.users_usage
+            elif roll < 0.22:  # a batch: every idle tracker held at once, on the relay
+                op = partial(ugm.apply_batch, [
+                    UsageIncrease(apps[u.user][1], apps[u.user][0], {"m": rng.randint(1, 5)}, u)
+                    for u in rng.sample(USERS, 3)])
             elif roll < 0.55 or have == 0:
                 op = partial(ugm.increase_tracked_resource, queue, app,
                              {"m": rng.randint(1, 9)}, user)
