@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -38,7 +39,7 @@ def _native() -> Any:
 
 def _compiler_works() -> str | None:
     """None when the C compiler compiles a file that includes Python.h, else why not."""
-    cc = sysconfig.get_config_var("CC")
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC")  # as setuptools picks it
     if not cc:
         return "no C compiler configured for this Python"
     with tempfile.TemporaryDirectory() as tmp:
