@@ -79,6 +79,11 @@ def _extensions() -> list[Any]:
          *(str(path.relative_to(HERE)) for path in sources)],
         opt_level="3", group_name="quotactor.core._mypyc",
     )
+    for extension in extensions:
+        # a compiler that compiles the probe but fails here (a linker missing, say) leaves the
+        # build incomplete, with a warning, not the install failed: `native.py` then finds a
+        # module missing and runs the sources
+        extension.optional = True
     manifest.write_text(json.dumps(
         {name: native.source_digest(CORE / f"{name}.py") for name in native.COMPILED},
         indent=1,
