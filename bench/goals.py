@@ -19,13 +19,14 @@ from simple_baseline import SimpleBaseline
 from tracking_bench import LockedBaseline, drive, drive_batches, warmed
 from workload import make_workload
 
+from quotactor import core
 from quotactor.ugm import UserGroupManager
 
 
 def run(quick: bool) -> list[str]:
     work = make_workload()
     pairs = 500 if quick else 3000
-    lines = [f"load average before: {os.getloadavg()[0]:.2f}", "",
+    lines = [f"load average before: {os.getloadavg()[0]:.2f}; core: {core.build_note}", "",
              "| callers | actors calls/CPU-s | simplified calls/CPU-s | ratio (goal >= 0.20) |"
              " actors p99 µs | simplified p99 µs | p99 bound µs | p99 met |",
              "|---:|---:|---:|---:|---:|---:|---:|---|"]

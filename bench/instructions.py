@@ -10,7 +10,9 @@ interpreter start-up, imports and the warm-up cancel out. The workload is the be
 a worker thread (as a scheduler's threads call), and `apply_batch` of 100 increases then their
 decreases (the simplified baseline has no batch API). Targets: the actor path
 (`UserGroupManager`), the reference model behind one lock (`LockedBaseline`, the batch goal's
-yardstick) and the simplified single-lock baseline (the single calls' yardstick).
+yardstick) and the simplified single-lock baseline (the single calls' yardstick), on whichever
+build of the core runs (`QUOTACTOR_PURE=1` forces the pure-Python one; the line above the table
+says which ran).
 """
 
 from __future__ import annotations
@@ -84,7 +86,10 @@ def per_call(name: str, mode: str, small: int, large: int) -> float:
 
 
 def main() -> None:
+    from quotactor import core
+
     rows = [("single", 1000, 3000), ("batch", 1000, 3000)]
+    print(f"core: {core.build_note} (QUOTACTOR_PURE=1 measures the pure one)\n")
     print("| workload | actors | reference, one lock | simplified baseline |"
           " actors / reference | actors / simplified |")
     print("|---|---:|---:|---:|---:|---:|")

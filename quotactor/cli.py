@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
+from quotactor import core
 from quotactor.config import cli as config_cli
 from quotactor.elastic import cli as elastic_cli
 from quotactor.logs import configure_logging
@@ -34,12 +35,23 @@ def _version() -> str:
         return "unknown"
 
 
+class _ShowVersion(argparse.Action):
+    """`--version`: the version, then whether the core runs compiled (on one line, unwrapped,
+    which argparse's own version action would not keep)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(f"{parser.prog} {_version()} (core: {core.build_note})")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="quotactor",
         description="Resource quota tracking and enforcement for cluster schedulers.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_ShowVersion, nargs=0,
+                        help="show the version and which build of the core runs, and exit")
     parser.add_argument("--log-format", choices=("console", "json"), default="console")
     parser.add_argument("--log-level", default="warning",
                         choices=("debug", "info", "warning", "error"))

@@ -1,4 +1,5 @@
-"""The bare `quotactor` command: help with no arguments, the installed version with --version."""
+"""The bare `quotactor` command: help with no arguments, the installed version with --version
+(and which build of the core runs)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from importlib.metadata import version
 
 import pytest
 
+from quotactor import core
 from quotactor.cli import main
 
 
@@ -23,11 +25,13 @@ def test_version_comes_from_the_package_metadata(capsys: pytest.CaptureFixture[s
     with pytest.raises(SystemExit) as stop:
         main(["--version"])
     assert stop.value.code == 0
-    assert capsys.readouterr().out.strip() == f"quotactor {version('quotactor')}"
+    assert capsys.readouterr().out.strip() == (
+        f"quotactor {version('quotactor')} (core: {core.build_note})"
+    )
 
 
 def test_the_installed_entry_point_answers_as_a_user_sees_it() -> None:
     done = subprocess.run([sys.executable, "-m", "quotactor", "--version"], capture_output=True,
                           text=True, timeout=60, check=False)
     assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout.strip() == f"quotactor {version('quotactor')}"
+    assert done.stdout.strip() == f"quotactor {version('quotactor')} (core: {core.build_note})"

@@ -34,10 +34,6 @@ class Journal:
         self._undo: list[tuple[int, Any, Any, Any]] = []
         self.record = self._undo.append
 
-    def assign(self, obj: Any, attr: str, value: Any) -> None:
-        self._undo.append((ATTRIBUTE, obj, attr, getattr(obj, attr)))
-        setattr(obj, attr, value)
-
     def store(self, mapping: dict[Any, Any], key: Any, value: Any) -> None:
         self._undo.append((ENTRY, mapping, key, mapping.get(key, MISSING)))
         mapping[key] = value
