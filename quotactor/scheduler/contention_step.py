@@ -49,6 +49,8 @@ def after_walk(p: PartitionContext) -> None:
     room_for_reservations = len(p.nodes.reserved) < len(p.nodes.nodes)
     can_preempt = p.spec.preemption_enabled
     for app, pending in _waiting(p, room_for_reservations, can_preempt):
+        if not room_for_reservations and not (attempts and can_preempt):
+            break  # neither step can act on the rest: every node is reserved, no preemption
         key = (app.application_id, pending.ask.key)
         if attempts and may_preempt(p, app, pending, now):
             attempts -= 1
@@ -111,7 +113,7 @@ def _waiting(p: PartitionContext, can_reserve: bool,
             continue
         offer = can_reserve or (can_preempt and guaranteed[queue.path])
         fixed, value = priority[queue.path]
-        for app in queue.pending_apps.values():
+        for app in p.accounting.screened(queue):
             if not offer:
                 wait = app.wait
                 if wait is not None and wait.kind in ("user", "group"):
