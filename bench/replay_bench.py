@@ -3,6 +3,7 @@ one, and 100k synthetic jobs, timing each against the demo replay measured in th
 
     python bench/replay_bench.py            # demo, tight, 100k synthetic
     python bench/replay_bench.py --quick    # 20k synthetic jobs instead of 100k
+    python bench/replay_bench.py --scale    # synthetic only: 10k, 20k, 50k, 100k jobs
 
 The tight config is the one a new user wrote in issue 20: a user limit smaller than some of
 that user's jobs, a queue cap on running applications, two applications per user, and group
@@ -70,12 +71,16 @@ def _replay(config: str, workload: Workload,
         return time.perf_counter() - started, result
 
 
+def _synthetic(jobs: int) -> Workload:
+    return generate(parse_synthetic(
+        f"synthetic:jobs={jobs},users=300,groups=4,interarrival=60,max_tasks=64,"
+        "queues=root.batch;root.interactive;root.batch;root.batch"))
+
+
 def run(quick: bool = False) -> list[Row]:
     nasa = demo_workload()
     synthetic_jobs = 20_000 if quick else 100_000
-    synthetic = generate(parse_synthetic(
-        f"synthetic:jobs={synthetic_jobs},users=300,groups=4,interarrival=60,max_tasks=64,"
-        "queues=root.batch;root.interactive;root.batch;root.batch"))
+    synthetic = _synthetic(synthetic_jobs)
     scenarios = [
         ("NASA demo config", demo_config_text(), nasa, demo_cluster()),
         ("NASA tight config", TIGHT, nasa, demo_cluster()),
@@ -88,6 +93,23 @@ def run(quick: bool = False) -> list[Row]:
         rows.append(Row(name, len(workload.jobs), wall, result))
         print(f"{name}: {wall:.1f}s", file=sys.stderr)
     return rows
+
+
+def scale(sizes: tuple[int, ...] = (10_000, 20_000, 50_000, 100_000)) -> str:
+    """Wall time against the number of synthetic jobs at one arrival rate: flat per-job cost
+    means the work per event does not grow with the backlog. The largest backlog (jobs
+    submitted and not started) is shown beside it, since that is what it must not follow."""
+    lines = header("synthetic jobs", "wall s", "µs per job", "largest backlog", "cycles",
+                   "tracker calls")
+    for jobs in sizes:
+        wall, result = _replay(SYNTHETIC_CONFIG, _synthetic(jobs),
+                               uniform_cluster(8, {"vcore": "64"}))
+        backlog = max(count for _, count in result.pending_series)
+        perf = result.performance
+        lines.append(f"| {jobs:,} | {wall:.1f} | {wall / jobs * 1e6:,.0f} | {backlog:,} | "
+                     f"{perf.cycles:,} | {perf.tracker_calls:,} |")
+        print(lines[-1], file=sys.stderr, flush=True)
+    return "\n".join(lines)
 
 
 def table(rows: list[Row]) -> str:
@@ -103,4 +125,7 @@ def table(rows: list[Row]) -> str:
 
 
 if __name__ == "__main__":
-    print(table(run("--quick" in sys.argv)))
+    if "--scale" in sys.argv:
+        print(scale())
+    else:
+        print(table(run("--quick" in sys.argv)))
