@@ -4,6 +4,7 @@ one, and 100k synthetic jobs, timing each against the demo replay measured in th
     python bench/replay_bench.py            # demo, tight, 100k synthetic
     python bench/replay_bench.py --quick    # 20k synthetic jobs instead of 100k
     python bench/replay_bench.py --scale    # synthetic only: 10k, 20k, 50k, 100k jobs
+    python bench/replay_bench.py --scale 20000,50000   # synthetic only, these sizes
 
 The tight config is the one a new user wrote in issue 20: a user limit smaller than some of
 that user's jobs, a queue cap on running applications, two applications per user, and group
@@ -126,6 +127,7 @@ def table(rows: list[Row]) -> str:
 
 if __name__ == "__main__":
     if "--scale" in sys.argv:
-        print(scale())
+        given = sys.argv[sys.argv.index("--scale") + 1:]
+        print(scale(tuple(int(n) for n in given[0].split(","))) if given else scale())
     else:
         print(table(run("--quick" in sys.argv)))
