@@ -164,6 +164,8 @@ class Accounting:
         active = self._active.get(leaf.path)
         if not active:
             return []
+        # asked every cycle for every leaf, so an application placed or removed since is
+        # forgotten here at the latest one cycle later, and the index never outgrows the backlog
         for key in [k for k, app in active.items() if pending.get(k) is not app]:
             del active[key]
         return list(active.values())
@@ -239,6 +241,10 @@ class Accounting:
                 del self._parked[counter]
         self._parkings = 0
         self._sweep_at = max(_MIN_SWEEP, kept)
+
+    def screened_count(self) -> int:
+        """Applications kept for the end-of-cycle screening, in every leaf (for tests)."""
+        return sum(len(apps) for apps in self._active.values())
 
     def parked_count(self) -> int:
         """Parked entries (an application parked on two counters counts twice)."""

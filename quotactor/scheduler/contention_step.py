@@ -109,11 +109,14 @@ def _waiting(p: PartitionContext, can_reserve: bool,
                 priority[queue.path] = (True, own + value)
             else:
                 priority[queue.path] = (False, own + value)
-        if queue.children or not queue.pending_apps:
+        if queue.children:
+            continue
+        screened = p.accounting.screened(queue)  # also forgets those no longer pending
+        if not screened:
             continue
         offer = can_reserve or (can_preempt and guaranteed[queue.path])
         fixed, value = priority[queue.path]
-        for app in p.accounting.screened(queue):
+        for app in screened:
             if not offer:
                 wait = app.wait
                 if wait is not None and wait.kind in ("user", "group"):

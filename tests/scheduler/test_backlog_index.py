@@ -96,3 +96,15 @@ def test_a_woken_application_is_screened_again(start_scheduler, monkeypatch) -> 
     s.schedule()
     assert sizes[-1] == 0
     assert s.why_pending("sue-4").kind == "user"
+
+
+def test_applications_that_ran_are_not_kept_for_screening(start_scheduler) -> None:
+    s = start_scheduler(CONFIG)
+    s.add_node("n1", {"vcore": 64000})
+    accounting = s._partition("default").accounting
+    for i in range(300):
+        s.submit(f"u{i}-job", UserGroup(f"u{i}"), queue="root.work", asks=[Ask("k", ONE)])
+        s.schedule()  # placed at once: the leaf has nothing pending after the walk
+        s.remove_application(f"u{i}-job")
+    s.schedule()
+    assert accounting.screened_count() == 0
