@@ -3,6 +3,8 @@ one, and 100k synthetic jobs, timing each against the demo replay measured in th
 
     python bench/replay_bench.py            # demo, tight, 100k synthetic
     python bench/replay_bench.py --quick    # 20k synthetic jobs instead of 100k
+    python bench/replay_bench.py --scale    # synthetic only: 10k, 20k, 50k, 100k jobs
+    python bench/replay_bench.py --scale 20000,50000   # synthetic only, these sizes
 
 The tight config is the one a new user wrote in issue 20: a user limit smaller than some of
 that user's jobs, a queue cap on running applications, two applications per user, and group
@@ -64,18 +66,30 @@ class Row:
 
 def _replay(config: str, workload: Workload,
             cluster: ClusterSpec) -> tuple[float, SimulationResult]:
+    wall, _, result = _timed_replay(config, workload, cluster)
+    return wall, result
+
+
+def _timed_replay(config: str, workload: Workload,
+                  cluster: ClusterSpec) -> tuple[float, float, SimulationResult]:
+    """(wall seconds, CPU seconds of this process, result): on a shared machine the CPU time
+    is the steadier figure, since other processes' load stretches only the wall time."""
     with Scheduler.start(config, clock=VirtualClock(workload.jobs[0].submit)) as scheduler:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         result = replay(scheduler, workload, cluster, ReplayOptions(progress=False))
-        return time.perf_counter() - started, result
+        return time.perf_counter() - started, time.process_time() - cpu, result
+
+
+def _synthetic(jobs: int) -> Workload:
+    return generate(parse_synthetic(
+        f"synthetic:jobs={jobs},users=300,groups=4,interarrival=60,max_tasks=64,"
+        "queues=root.batch;root.interactive;root.batch;root.batch"))
 
 
 def run(quick: bool = False) -> list[Row]:
     nasa = demo_workload()
     synthetic_jobs = 20_000 if quick else 100_000
-    synthetic = generate(parse_synthetic(
-        f"synthetic:jobs={synthetic_jobs},users=300,groups=4,interarrival=60,max_tasks=64,"
-        "queues=root.batch;root.interactive;root.batch;root.batch"))
+    synthetic = _synthetic(synthetic_jobs)
     scenarios = [
         ("NASA demo config", demo_config_text(), nasa, demo_cluster()),
         ("NASA tight config", TIGHT, nasa, demo_cluster()),
@@ -88,6 +102,23 @@ def run(quick: bool = False) -> list[Row]:
         rows.append(Row(name, len(workload.jobs), wall, result))
         print(f"{name}: {wall:.1f}s", file=sys.stderr)
     return rows
+
+
+def scale(sizes: tuple[int, ...] = (10_000, 20_000, 50_000, 100_000)) -> str:
+    """Wall time against the number of synthetic jobs at one arrival rate: flat per-job cost
+    means the work per event does not grow with the backlog. The largest backlog (jobs
+    submitted and not started) is shown beside it, since that is what it must not follow."""
+    lines = header("synthetic jobs", "wall s", "CPU s", "CPU µs per job", "largest backlog",
+                   "cycles", "tracker calls")
+    for jobs in sizes:
+        wall, cpu, result = _timed_replay(SYNTHETIC_CONFIG, _synthetic(jobs),
+                                          uniform_cluster(8, {"vcore": "64"}))
+        backlog = max(count for _, count in result.pending_series)
+        perf = result.performance
+        lines.append(f"| {jobs:,} | {wall:.1f} | {cpu:.1f} | {cpu / jobs * 1e6:,.0f} | "
+                     f"{backlog:,} | {perf.cycles:,} | {perf.tracker_calls:,} |")
+        print(lines[-1], file=sys.stderr, flush=True)
+    return "\n".join(lines)
 
 
 def table(rows: list[Row]) -> str:
@@ -103,4 +134,8 @@ def table(rows: list[Row]) -> str:
 
 
 if __name__ == "__main__":
-    print(table(run("--quick" in sys.argv)))
+    if "--scale" in sys.argv:
+        given = sys.argv[sys.argv.index("--scale") + 1:]
+        print(scale(tuple(int(n) for n in given[0].split(","))) if given else scale())
+    else:
+        print(table(run("--quick" in sys.argv)))

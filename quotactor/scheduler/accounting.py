@@ -18,6 +18,13 @@ ready (new asks, a counter of theirs moved, or not parked yet). So a cycle after
 costs what that release could change, not a pass over every pending application. Counters:
 releases per user, per group, per queue (the queue and each ancestor), anywhere (`any`, for the
 shared `*` group), and the node set's epoch (capacity freed anywhere).
+
+The end of a cycle (reservations, preemption, reasons that went stale) screens the pending
+applications too, and most of a long backlog has nothing to offer it: an application whose
+every ask waits for a queue's `maxapplications`, or for a user or group limit whose counter has
+not moved, would be passed over. Such an application is *settled* when it is parked and
+screened again only once it is woken or changes (`screened`), so that step also costs what
+changed, not the backlog.
 """
 
 from __future__ import annotations
@@ -50,8 +57,11 @@ def _still_pending(app: Application) -> bool:
 class Accounting:
     """Charges and refunds an application's usage against its user, group and queues."""
 
-    def __init__(self, ugm: UserGroupManager, nodes: NodeSet) -> None:
+    def __init__(self, ugm: UserGroupManager, nodes: NodeSet, *,
+                 exhaustive: bool = False) -> None:
         self.ugm = ugm
+        self.exhaustive = exhaustive
+        """The reference mode (`SchedulerOptions.exhaustive_retries`): nothing is settled."""
         self.nodes = nodes
         self.calls = 0
         self.releases = 0
@@ -60,6 +70,8 @@ class Accounting:
         self._by_queue: defaultdict[str, int] = defaultdict(int)
         self._parked: dict[tuple[str, str], dict[str, Application]] = {}
         self._ready: defaultdict[str, dict[str, Application]] = defaultdict(dict)
+        self._active: defaultdict[str, dict[str, Application]] = defaultdict(dict)
+        """Per leaf, the pending applications that are not settled (see `screened`)."""
         self._epoch_seen = nodes.epoch
         self._shapes: dict[str, Resource] = {}
         self._parkings = 0
@@ -137,6 +149,44 @@ class Accounting:
         """Make `apps` (new or changed asks, a new configuration) ready again."""
         for app in apps:
             self._ready[app.queue_path][app.application_id] = app
+            self._active[app.queue_path][app.application_id] = app
+
+    def activate(self, app: Application) -> None:
+        """`app`'s asks are about to be tried, so their reasons may change: screen it again."""
+        self._active[app.queue_path][app.application_id] = app
+
+    def screened(self, leaf: Queue) -> list[Application]:
+        """The pending applications of `leaf` that the end of a cycle must look at: all of
+        them in the reference mode, else those not settled since they were last woken."""
+        pending = leaf.pending_apps
+        if self.exhaustive:
+            return list(pending.values())
+        active = self._active.get(leaf.path)
+        if not active:
+            return []
+        # asked every cycle for every leaf, so an application placed or removed since is
+        # forgotten here at the latest one cycle later, and the index never outgrows the backlog
+        for key in [k for k, app in active.items() if pending.get(k) is not app]:
+            del active[key]
+        return list(active.values())
+
+    def _settled(self, app: Application) -> bool:
+        """Whether the end of a cycle would pass `app` over until one of its counters moves:
+        every ask waits for a queue's application count (which that step never offers to
+        reservation or preemption), or for a user or group limit whose counter is unmoved
+        (the step only looks again at those whose counter moved)."""
+        for pending in app.asks.values():
+            wait = pending.wait
+            if wait is None:
+                return False
+            if wait.kind == "queue" and wait.limit == "applications":
+                continue
+            token = pending.blocked
+            if wait.kind in ("user", "group") and token is not None \
+                    and self.still_blocked(token):
+                continue
+            return False
+        return True
 
     def ready(self, leaf: Queue) -> list[Application]:
         """The pending applications of `leaf` that may be worth trying: those made ready
@@ -170,6 +220,9 @@ class Accounting:
         for counter in counters:
             self._parked.setdefault(counter, {})[app_id] = app
             self._parkings += 1
+        if not self.exhaustive and self._settled(app):
+            # parked on every counter its asks wait on, so a move wakes (and activates) it
+            self._active[app.queue_path].pop(app_id, None)
         if self._parkings >= self._sweep_at:
             self._sweep()
 
@@ -189,6 +242,10 @@ class Accounting:
         self._parkings = 0
         self._sweep_at = max(_MIN_SWEEP, kept)
 
+    def screened_count(self) -> int:
+        """Applications kept for the end-of-cycle screening, in every leaf (for tests)."""
+        return sum(len(apps) for apps in self._active.values())
+
     def parked_count(self) -> int:
         """Parked entries (an application parked on two counters counts twice)."""
         return sum(len(apps) for apps in self._parked.values())
@@ -198,6 +255,7 @@ class Accounting:
         if apps:
             for app_id, app in apps.items():
                 self._ready[app.queue_path][app_id] = app
+                self._active[app.queue_path][app_id] = app
 
     # -- when to ask again ---------------------------------------------------------------
 

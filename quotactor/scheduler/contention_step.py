@@ -49,6 +49,8 @@ def after_walk(p: PartitionContext) -> None:
     room_for_reservations = p.nodes.reserved_count() < len(p.nodes.nodes)
     can_preempt = p.spec.preemption_enabled
     for app, pending in _waiting(p, room_for_reservations, can_preempt):
+        if not room_for_reservations and not (attempts and can_preempt):
+            break  # neither step can act on the rest: every node is reserved, no preemption
         key = (app.application_id, pending.ask.key)
         if attempts and may_preempt(p, app, pending, now):
             attempts -= 1
@@ -107,11 +109,14 @@ def _waiting(p: PartitionContext, can_reserve: bool,
                 priority[queue.path] = (True, own + value)
             else:
                 priority[queue.path] = (False, own + value)
-        if queue.children or not queue.pending_apps:
+        if queue.children:
+            continue
+        screened = p.accounting.screened(queue)  # also forgets those no longer pending
+        if not screened:
             continue
         offer = can_reserve or (can_preempt and guaranteed[queue.path])
         fixed, value = priority[queue.path]
-        for app in queue.pending_apps.values():
+        for app in screened:
             if not offer:
                 wait = app.wait
                 if wait is not None and wait.kind in ("user", "group"):

@@ -247,6 +247,7 @@ class Cycle:
         """Place the first ask of `app` that fits, and record why its first ask waits."""
         p = self.p
         p.fresh.pop(app.application_id, None)
+        p.accounting.activate(app)
         if not app.tracked:
             full = leaf.full_of_apps(app.application_id)
             if full is not None:

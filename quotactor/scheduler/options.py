@@ -30,9 +30,16 @@ class SchedulerOptions:
     `shim_confirms_releases`: releases the scheduler decides on (placeholder replacement and
     timeout, preemption) wait for the shim's confirmation before usage changes, as a remote
     shim needs (`quotactor serve`); False, the default, applies them at once (embedded).
+
+    `exhaustive_retries`: the reference mode of the backlog index. Every application parked
+    on a counter is woken when it moves and every pending application is screened for
+    reservation and preemption each cycle, as before the index: the same decisions, at a cost
+    that grows with the backlog. It exists so that tests (and a doubting operator) can check
+    the indexed mode against it; leave it False.
     """
 
     timeouts: Timeouts = field(default_factory=Timeouts)
     event_limit: int = DEFAULT_EVENT_LIMIT
     ugm_timeout: float = 30.0
     shim_confirms_releases: bool = False
+    exhaustive_retries: bool = False

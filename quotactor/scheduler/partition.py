@@ -74,7 +74,8 @@ class Partition:
         """Applications holding placeholders: the only ones the replacement step looks at."""
         self.fresh: dict[str, Application] = {}
         """Applications whose asks changed since the scheduler last said why they wait."""
-        self.accounting = Accounting(ugm, self.nodes)
+        self.accounting = Accounting(ugm, self.nodes,
+                                     exhaustive=options.exhaustive_retries)
         self.log = partition_logger(spec.name)
         self.deadlines = Deadlines()
         self.contention = Contention()

@@ -1,0 +1,110 @@
+"""The end of a cycle looks only at the backlog that can change, not at all of it.
+
+After the walk, each cycle screens the pending applications for reservation, preemption and
+reasons gone stale. An application whose every ask waits for an applications limit (or a
+user or group limit whose counter has not moved) has nothing to offer that step; it is
+settled when parked and screened again only once woken. The reference mode
+(`SchedulerOptions.exhaustive_retries`) screens everything, as before, and must decide the
+same.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from quotactor import UserGroup
+from quotactor.scheduler import Ask, SchedulerOptions
+from quotactor.scheduler.accounting import Accounting
+
+CONFIG = """
+partitions:
+  - name: default
+    placementrules:
+      - name: provided
+    queues:
+      - name: root
+        submitacl: '*'
+        queues:
+          - name: work
+            limits:
+              - limit: one each
+                users: ["*"]
+                maxapplications: 1
+"""
+
+SUE = UserGroup("sue", ("dev",))
+ONE = {"vcore": 1000}
+
+
+def _screened(monkeypatch) -> list[int]:
+    """How many applications each call of `Accounting.screened` hands the end of a cycle."""
+    sizes: list[int] = []
+    original = Accounting.screened
+
+    def spy(self, leaf):
+        found = original(self, leaf)
+        sizes.append(len(found))
+        return found
+
+    monkeypatch.setattr(Accounting, "screened", spy)
+    return sizes
+
+
+def _release_another_user(start_scheduler, monkeypatch, backlog: int,
+                          exhaustive: bool = False) -> list[int]:
+    s = start_scheduler(CONFIG, options=SchedulerOptions(exhaustive_retries=exhaustive))
+    s.add_node("n1", {"vcore": 64000})
+    s.submit("bob-0", UserGroup("bob"), queue="root.work", asks=[Ask("k", ONE)])
+    for i in range(backlog):
+        s.submit(f"sue-{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    s.schedule()
+    sizes = _screened(monkeypatch)
+    s.remove_application("bob-0")
+    s.submit("bob-1", UserGroup("bob"), queue="root.work", asks=[Ask("k", ONE)])
+    made = s.schedule()
+    assert [a.application_id for a in made] == ["bob-1"]
+    wait = s.why_pending(f"sue-{backlog - 1}")
+    assert wait is not None and (wait.kind, wait.limit) == ("user", "applications")
+    return sizes
+
+
+@pytest.mark.parametrize("backlog", [20, 400])
+def test_a_backlog_held_by_a_user_limit_is_not_screened_after_others_release(
+        start_scheduler, monkeypatch, backlog: int) -> None:
+    sizes = _release_another_user(start_scheduler, monkeypatch, backlog)
+    assert sum(sizes) <= 1  # at most bob-1, whatever sue's backlog
+
+
+def test_the_reference_mode_screens_the_whole_backlog(start_scheduler, monkeypatch) -> None:
+    sizes = _release_another_user(start_scheduler, monkeypatch, 400, exhaustive=True)
+    assert sum(sizes) == 400 - 1  # sue-0 runs; every other application of sue is looked at
+
+
+def test_a_woken_application_is_screened_again(start_scheduler, monkeypatch) -> None:
+    s = start_scheduler(CONFIG)
+    s.add_node("n1", {"vcore": 64000})
+    for i in range(5):
+        s.submit(f"sue-{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    s.schedule()
+    sizes = _screened(monkeypatch)
+    s.remove_application("sue-0")
+    made = s.schedule()
+    assert [a.application_id for a in made] == ["sue-1"]
+    # woken by sue's release: tried (sue-2 refused, the rest reuse that refusal) and settled
+    s.schedule()
+    assert sizes[-1] == 0
+    assert s.why_pending("sue-4").kind == "user"
+
+
+def test_applications_that_ran_are_not_kept_for_screening(start_scheduler) -> None:
+    s = start_scheduler(CONFIG)
+    s.add_node("n1", {"vcore": 64000})
+    accounting = s._partition("default").accounting
+    for i in range(300):
+        s.submit(f"u{i}-job", UserGroup(f"u{i}"), queue="root.work", asks=[Ask("k", ONE)])
+        s.schedule()  # placed at once: the leaf has nothing pending after the walk
+        s.remove_application(f"u{i}-job")
+    s.schedule()
+    assert accounting.screened_count() == 0
