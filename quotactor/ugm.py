@@ -262,9 +262,7 @@ class UserGroupManager:
         """
         items: list[Increase | Decrease] = []
         for change in changes:
-            kind = type(change)
-            if kind is not UsageIncrease and kind is not UsageDecrease and not isinstance(
-                    change, _CHANGES):
+            if not isinstance(change, _CHANGES):
                 raise InvalidRequest(f"not a usage change: {change!r}")
             parts = parse_queue_path(change.queue_path)
             _check_app(change.application_id)
@@ -482,7 +480,7 @@ def _route_and_deliver(
 
         holding([ref for ref, _ in shares], run_held)
     for (ref, share), got in zip(shares, answered, strict=True):
-        if got is None:  # a single call, or a tracker that was busy: its own message
+        if got is None:  # a batch of one user's share, or a busy tracker: its own message
             try:
                 got = call(ref, share, _left(deadline))
             except Exception as exc:

@@ -48,7 +48,7 @@ from quotactor.logs import get_logger
 
 __all__ = [
     "BUSY", "Actor", "Busy", "Reply", "WorkerPool", "answer", "call", "deliver", "here", "holding",
-    "live_actors", "on_main_thread", "stop", "stop_now", "submit", "unguarded",
+    "live_actors", "on_main_thread", "stop", "stop_now", "submit", "Submitted", "unguarded",
 ]
 
 T = TypeVar("T")
@@ -398,7 +398,11 @@ class _Answered(Generic[T]):
         return self._value  # type: ignore[return-value]
 
 
-def submit(actor: Actor[M], message: M | _Stop) -> Reply[Any] | _Answered[Any]:
+Submitted = Reply[Any] | _Answered[Any]
+"""What `submit` gives back: something to `get(timeout)` the answer from."""
+
+
+def submit(actor: Actor[M], message: M | _Stop) -> Submitted:
     """Send `message` and return something to `get(timeout)` its answer from, so a sender can
     decide what to do after a timeout and then wait on."""
     main = _guarded()
@@ -493,7 +497,7 @@ def stop_now(actor: Actor[Any]) -> None:
     deliver(actor, _STOP)
 
 
-def stop(actor: Actor[Any]) -> Reply[Any] | _Answered[Any]:
+def stop(actor: Actor[Any]) -> Submitted:
     """Stop `actor` after what it was sent before; `get` the result to wait for it."""
     return submit(actor, _STOP)
 

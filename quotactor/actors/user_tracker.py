@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from quotactor.actors.group_tracker import GroupTrackerActor
 from quotactor.actors.messages import (
@@ -32,7 +32,15 @@ from quotactor.actors.messages import (
     UserIncrease,
     UserMessage,
 )
-from quotactor.actors.runtime import Actor, Busy, Reply, WorkerPool, answer, here, submit
+from quotactor.actors.runtime import (
+    Actor,
+    Busy,
+    Submitted,
+    WorkerPool,
+    answer,
+    here,
+    submit,
+)
 from quotactor.core.decision import ACCEPTED, Decision
 from quotactor.core.errors import OperationTimeout
 from quotactor.core.journal import Journal
@@ -74,7 +82,7 @@ class UserTrackerActor(Actor[UserMessage]):
 
     __slots__ = ("handled", "reports", "state")
 
-    def __init__(self, pool: WorkerPool, name: str, reports: deque[Any]) -> None:
+    def __init__(self, pool: WorkerPool, name: str, reports: deque[Idle | Relink]) -> None:
         super().__init__(pool)
         self.state = UserTrackerState(name)
         self.handled = 0
@@ -102,8 +110,8 @@ class UserTrackerActor(Actor[UserMessage]):
         result, change, journal = self._begin(msg)
         idle_group = None
         if change is not None and msg.group_ref is not None:
-            status = _await(_ask(msg.group_ref, (change,), isinstance(change, GroupIncrease),
-                                 deadline, msg.group), deadline, msg.group)
+            status = _await(_ask(msg.group_ref, (change,), isinstance(change, GroupIncrease)),
+                            deadline, msg.group)
             if isinstance(status, GroupStatus):
                 if journal is not None:
                     result = self._end(msg, journal, status.outcomes[0])
@@ -112,11 +120,10 @@ class UserTrackerActor(Actor[UserMessage]):
             elif journal is not None:
                 result = self._end(msg, journal, UNANSWERED if status is None else status)
         self.handled += 1
-        if self.state.is_empty():
-            idle = Idle("user", self.state.name, self, self.handled)
-            self.reports.extend((idle,) if idle_group is None else (idle_group, idle))
-        elif idle_group is not None:
+        if idle_group is not None:
             self.reports.append(idle_group)
+        if self.state.is_empty():
+            self.reports.append(Idle("user", self.state.name, self, self.handled))
         return (result,)
 
     # -- one change: the user side before the group's word, and after it ----------------
@@ -242,7 +249,7 @@ def decide(
                 send = sends[msg.group_ref] = _Send(msg.group)
             send.changes.append(change)
             send.waiters.append(None if journal is None else (index, tracker, msg, journal))
-            if journal is not None and isinstance(change, GroupIncrease):
+            if isinstance(change, GroupIncrease):  # `_begin` journals every increase
                 send.increases = True
         if sends:
             _ask_groups(sends, results, emptied, r, deadline)
@@ -268,7 +275,7 @@ def _ask_groups(
 ) -> None:
     """Send every group its changes of round `r` (an idle group runs them here, at once), then
     settle each waiting user side by the group's word."""
-    asked = [(ref, send, _ask(ref, tuple(send.changes), send.increases, deadline, send.name))
+    asked = [(ref, send, _ask(ref, tuple(send.changes), send.increases))
              for ref, send in sends.items()]
     for ref, send, answered in asked:
         name, waiters = send.name, send.waiters
@@ -287,16 +294,15 @@ def _ask_groups(
 class _Sent(NamedTuple):
     """A group batch queued for a busy group: its answer comes on `pending`."""
 
-    pending: Reply[Any] | Any
+    pending: Submitted
     ticket: Ticket | None
 
 
 def _ask(
-    ref: GroupTrackerActor, changes: tuple[GroupChange, ...], increases: bool, deadline: float,
-    group: str | None,
-) -> GroupStatus | Exception | _Sent | None:
+    ref: GroupTrackerActor, changes: tuple[GroupChange, ...], increases: bool,
+) -> GroupStatus | Exception | _Sent:
     """Run the group's handler here when it is idle (no ticket needed: the answer comes now);
-    else queue the batch, with a ticket when it holds increases, and wait for it at once."""
+    else queue the batch, with a ticket when it holds increases: `_await` waits for it."""
     try:
         status: GroupStatus | Busy = here(ref, GroupBatch(changes, None))
     except Exception as exc:

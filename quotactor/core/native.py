@@ -22,7 +22,6 @@ import json
 import os
 import sys
 from pathlib import Path
-from types import ModuleType
 
 __all__ = ["COMPILED", "MANIFEST", "load_core", "pure_requested", "source_digest",
            "why_not_compiled"]
@@ -89,7 +88,7 @@ def why_not_compiled(directory: Path) -> str | None:
     return None
 
 
-def _exec_source(package: str, name: str, source: Path) -> ModuleType:
+def _exec_source(package: str, name: str, source: Path) -> None:
     """Execute `source` as `package.name`, whatever compiled file lies beside it."""
     fullname = f"{package}.{name}"
     loader = importlib.machinery.SourceFileLoader(fullname, str(source))
@@ -103,4 +102,3 @@ def _exec_source(package: str, name: str, source: Path) -> ModuleType:
         del sys.modules[fullname]
         raise
     setattr(sys.modules[package], name, module)
-    return module
