@@ -64,12 +64,6 @@ class Row:
     result: SimulationResult
 
 
-def _replay(config: str, workload: Workload,
-            cluster: ClusterSpec) -> tuple[float, SimulationResult]:
-    wall, _, result = _timed_replay(config, workload, cluster)
-    return wall, result
-
-
 def _timed_replay(config: str, workload: Workload,
                   cluster: ClusterSpec) -> tuple[float, float, SimulationResult]:
     """(wall seconds, CPU seconds of this process, result): on a shared machine the CPU time
@@ -98,7 +92,7 @@ def run(quick: bool = False) -> list[Row]:
     ]
     rows = []
     for name, config, workload, cluster in scenarios:
-        wall, result = _replay(config, workload, cluster)
+        wall, _, result = _timed_replay(config, workload, cluster)
         rows.append(Row(name, len(workload.jobs), wall, result))
         print(f"{name}: {wall:.1f}s", file=sys.stderr)
     return rows

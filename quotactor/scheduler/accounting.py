@@ -160,6 +160,7 @@ class Accounting:
         them in the reference mode, else those not settled since they were last woken."""
         pending = leaf.pending_apps
         if self.exhaustive:
+            self._active.pop(leaf.path, None)  # nothing reads it in this mode: keep it empty
             return list(pending.values())
         active = self._active.get(leaf.path)
         if not active:

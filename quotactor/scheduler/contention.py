@@ -108,6 +108,11 @@ class Contention:
         """Node-seconds held by reservations that have ended."""
         self._cycles = 0
 
+    def wake_at(self, when: float) -> None:
+        """Bring `next_wake` forward to `when` (a simulator comes back then)."""
+        if self.next_wake is None or when < self.next_wake:
+            self.next_wake = when
+
     def take_requests(self) -> list[PreemptionVictim]:
         out, self.outbox = self.outbox, []
         return out

@@ -46,7 +46,7 @@ def after_walk(p: PartitionContext) -> None:
     now = p.now()
     c = p.contention
     attempts = MAX_PREEMPTION_ATTEMPTS
-    room_for_reservations = p.nodes.reserved_count() < len(p.nodes.nodes)
+    room_for_reservations = p.nodes.has_unreserved_node()
     can_preempt = p.spec.preemption_enabled
     for app, pending in _waiting(p, room_for_reservations, can_preempt):
         if not room_for_reservations and not (attempts and can_preempt):
@@ -55,12 +55,12 @@ def after_walk(p: PartitionContext) -> None:
         if attempts and may_preempt(p, app, pending, now):
             attempts -= 1
             if try_preempt(p, app, pending, now):
-                room_for_reservations = p.nodes.reserved_count() < len(p.nodes.nodes)
+                room_for_reservations = p.nodes.has_unreserved_node()
                 continue
         if room_for_reservations and key not in c.reservations \
                 and _fits_no_node(p, app, pending) \
                 and try_reserve(p, app, pending, now) is not None:
-            room_for_reservations = p.nodes.reserved_count() < len(p.nodes.nodes)
+            room_for_reservations = p.nodes.has_unreserved_node()
     for reservation in c.reservations.values():
         holder = p.apps.get(reservation.application_id)
         if holder is not None and holder.seq == reservation.app_seq \

@@ -94,8 +94,9 @@ class NodeSet:
         """Whether any reservation holds the node (it takes no unpinned ask then)."""
         return node_id in self.reserved or node_id in self.pinned
 
-    def reserved_count(self) -> int:
-        return len(self.reserved) + len(self.pinned)
+    def has_unreserved_node(self) -> bool:
+        """Whether some node could still take a reservation."""
+        return len(self.reserved) + len(self.pinned) < len(self.nodes)
 
     @property
     def policy(self) -> NodeSortPolicy:

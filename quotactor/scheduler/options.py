@@ -31,10 +31,10 @@ class SchedulerOptions:
     timeout, preemption) wait for the shim's confirmation before usage changes, as a remote
     shim needs (`quotactor serve`); False, the default, applies them at once (embedded).
 
-    `exhaustive_retries`: the reference mode of the backlog index. Every application parked
-    on a counter is woken when it moves and every pending application is screened for
-    reservation and preemption each cycle, as before the index: the same decisions, at a cost
-    that grows with the backlog. It exists so that tests (and a doubting operator) can check
+    `exhaustive_retries`: the reference mode of the backlog index. Nothing is settled: every
+    pending application is screened for reservation and preemption each cycle (parking and
+    waking are the same in both modes): the same decisions, at a cost that grows with the
+    backlog. It exists so that tests (and a doubting operator) can check
     the indexed mode against it; leave it False.
     """
 

@@ -75,8 +75,7 @@ def may_preempt(p: PartitionContext, app: Application, pending: PendingAsk, now:
     eligible = pending.added_at + preemption_delay(leaf)
     if now < eligible:
         # a simulator jumps to the end of the delay; later retries wait for other events
-        if c.next_wake is None or eligible < c.next_wake:
-            c.next_wake = eligible
+        c.wake_at(eligible)
         return False
     last = c.last_check(key, pending)
     return last is None or now >= last + ATTEMPT_INTERVAL
@@ -340,8 +339,7 @@ def _free_of_other_reservations(p: PartitionContext, node_id: str, key: AskKey, 
         return False
     due = reservation.created + RESERVATION_WAIT_TIMEOUT
     if now <= due:
-        if c.next_wake is None or due < c.next_wake:
-            c.next_wake = due  # a simulator comes back when it may be cancelled
+        c.wake_at(due)  # a simulator comes back when it may be cancelled
         return False
     cancel(p, reservation, f"ask {ask.key} of {key[0]} (priority {ask.priority}) preempts and"
            f" the reservation is older than {RESERVATION_WAIT_TIMEOUT:.0f}s")

@@ -71,8 +71,7 @@ def run_due(p: PartitionContext) -> None:
     for path in sorted(due):
         when = due[path]
         if when > now:
-            wake = p.contention.next_wake
-            p.contention.next_wake = when if wake is None else min(wake, when)
+            p.contention.wake_at(when)
             continue
         if not p.spec.quota_preemption_enabled:
             continue

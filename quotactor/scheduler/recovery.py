@@ -110,25 +110,27 @@ def feed_of(p: Partition) -> PartitionFeed:
         RecoveredNode(n.node_id, n.capacity, n.schedulable, n.attributes)
         for n in (p.nodes.nodes[k] for k in sorted(p.nodes.nodes))
     )
-    apps = tuple(
-        RecoveredApplication(
-            application_id=app.application_id,
-            user=app.user,
-            queue_path=app.queue_path,
-            submitted_at=app.submitted_at,
-            tags=app.tags,
-            gang=app.gang,
-            asks=tuple(pending.ask for pending in app.sorted_asks()),
-            allocations=tuple(_unmarked(app.allocations[k]) for k in sorted(app.allocations)),
-            state=app.state,
-            running=app.tracked,
-            placeholder_data=tuple(app.placeholder_data()),
-            asked_at=tuple(pending.added_at for pending in app.sorted_asks()),
-        )
-        for app in sorted(p.apps.values(), key=lambda a: a.seq)
-        if app.state not in TERMINAL_STATES and app.queue is not None
-    )
+    apps = tuple(_recovered(app) for app in sorted(p.apps.values(), key=lambda a: a.seq)
+                 if app.state not in TERMINAL_STATES and app.queue is not None)
     return PartitionFeed(p.name, nodes, apps)
+
+
+def _recovered(app: Application) -> RecoveredApplication:
+    asks = app.sorted_asks()
+    return RecoveredApplication(
+        application_id=app.application_id,
+        user=app.user,
+        queue_path=app.queue_path,
+        submitted_at=app.submitted_at,
+        tags=app.tags,
+        gang=app.gang,
+        asks=tuple(pending.ask for pending in asks),
+        allocations=tuple(_unmarked(app.allocations[k]) for k in sorted(app.allocations)),
+        state=app.state,
+        running=app.tracked,
+        placeholder_data=tuple(app.placeholder_data()),
+        asked_at=tuple(pending.added_at for pending in asks),
+    )
 
 
 def _unmarked(allocation: Allocation) -> Allocation:

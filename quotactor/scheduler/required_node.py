@@ -4,10 +4,12 @@ An ask pinned to one node (`Ask.required_node`, as a daemon-set pod is) never ta
 the default preemptor: it cannot move, so fairness between queues has nothing to offer it.
 YuniKorn gives it its own, node-centric preemptor instead, and quotactor follows it:
 
-- When the walk reaches a pinned ask that its queue and user limits allow, any reservation of
-  the node by an ask that is *not* pinned is cancelled (`reservation.claim_required_node`),
-  whether or not the ask then fits. If it does not fit, it reserves its node at once (no
-  2-second reservation delay); several pinned asks may hold one node.
+- When the walk reaches a pinned ask within its queue's maximum (and within its user and group
+  headroom when a refusal earlier in the cycle already measured it; the trackers are asked only
+  when a node has room), any reservation of the node by an ask that is *not* pinned is
+  cancelled (`reservation.claim_required_node`), whether or not the ask then fits. If it does
+  not fit, it reserves its node at once (no 2-second reservation delay); several pinned asks
+  may hold one node.
 - At the start of the next cycle the reserved ask is placed if its node has room. If not, and
   its limits still allow it, and it has not preempted before, victims are taken on that node
   only (`preempt_on_node`): no preemption delay, no guarantee, fence or queue checks, and the

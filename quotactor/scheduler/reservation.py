@@ -140,7 +140,7 @@ def try_reserve(p: PartitionContext, app: Application, pending: PendingAsk,
     if ask.required_node is not None:
         return None
     if now < pending.added_at + RESERVATION_DELAY:
-        _wake(p, pending.added_at + RESERVATION_DELAY)
+        p.contention.wake_at(pending.added_at + RESERVATION_DELAY)
         return None
     best: Node | None = None
     best_score = 0.0
@@ -174,12 +174,6 @@ def limits_hold(p: PartitionContext, app: Application, pending: PendingAsk) -> b
     if app.wait is None or app.wait.kind in ("node", "reservation", "preemption"):
         p.set_wait(app, wait)
     return True
-
-
-def _wake(p: PartitionContext, when: float) -> None:
-    c = p.contention
-    if c.next_wake is None or when < c.next_wake:
-        c.next_wake = when
 
 
 def reservation_wait(p: PartitionContext, reservation: Reservation, app: Application) -> Wait:
@@ -240,9 +234,7 @@ def _make_room(p: PartitionContext, app: Application, pending: PendingAsk,
     queue = app.queue
     over = queue.over_max(pending.ask.resource) if queue is not None else None
     if over is not None:
-        wait = dataclasses.replace(queue_max_wait(over, pending.ask.resource),
-                                   ask=pending.ask.key)
-        _held(p, app, reservation, wait, now)
+        _held(p, app, reservation, queue_max_wait(over, pending.ask.resource), now)
         return
     if limits_hold(p, app, pending):
         assert pending.wait is not None
@@ -263,5 +255,5 @@ def _held(p: PartitionContext, app: Application, reservation: Reservation, wait:
         unreserve(p, reservation, f"expired: held back by a limit for"
                   f" {RESERVATION_WAIT_TIMEOUT:.0f}s")
     else:
-        _wake(p, reservation.held_since + RESERVATION_WAIT_TIMEOUT)
+        p.contention.wake_at(reservation.held_since + RESERVATION_WAIT_TIMEOUT)
     p.set_wait(app, dataclasses.replace(wait, ask=reservation.ask_key))

@@ -1,7 +1,7 @@
 """The backlog index decides exactly what the exhaustive reference decides.
 
-`SchedulerOptions.exhaustive_retries` wakes every parked application and screens every pending
-one each cycle (the cost grows with the backlog); the default mode settles applications that
+`SchedulerOptions.exhaustive_retries` settles nothing and screens every pending application each
+cycle (the cost grows with the backlog); the default mode settles applications that
 the end of a cycle would pass over. Small random workloads with long backlogs under user,
 group and queue limits, reservations and preemption are replayed both ways: every job must
 start and end at the same moment, be held back by the same limits for the same time, and the
