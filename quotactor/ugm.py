@@ -57,7 +57,7 @@ from quotactor.core.errors import (
 from quotactor.core.identity import UserGroup
 from quotactor.core.limits import EMPTY_TABLE, LimitTable
 from quotactor.core.queue_path import parse_queue_path
-from quotactor.core.queue_tracker import merge_headroom
+from quotactor.core.queue_tracker import Refusal, merge_headroom
 from quotactor.core.resources import QuantityError, Resource
 from quotactor.core.tracker import new_state
 from quotactor.metrics import Metrics
@@ -302,7 +302,7 @@ class UserGroupManager:
                     return part.get(_left(deadline))
                 state = new_state(kind, name)
                 return ReadResult(state.headroom(plan.table, parts),
-                                  state.can_run_app(plan.table, parts, application_id))
+                                  state.app_refusal(plan.table, parts, application_id))
 
             user_side = side("user", user.user, plan.user_part)
             if plan.group is None:
@@ -322,8 +322,17 @@ class UserGroupManager:
 
     def can_run_app(self, queue_path: str, application_id: str, user: UserGroup) -> bool:
         """Whether the app runs already or a new one fits every maxApplications. A read."""
+        return self.app_refusal(queue_path, application_id, user) is None
+
+    def app_refusal(self, queue_path: str, application_id: str,
+                    user: UserGroup) -> Refusal | None:
+        """Why a new app may not start here: the first `maxApplications` it would break, the
+        user's (leaf to root) before the group's; None when it runs already or fits them
+        all. A read: YuniKorn's `CanRunApp`, which its scheduler asks before any allocation."""
         user_side, group_side = self._read(queue_path, application_id, user)
-        return user_side.can_run and (group_side is None or group_side.can_run)
+        if user_side.apps_refusal is not None or group_side is None:
+            return user_side.apps_refusal
+        return group_side.apps_refusal
 
     def _snapshots(self, kind: Kind, name: str | None) -> list[dict[str, Any]]:
         manager = self._manager_ref()

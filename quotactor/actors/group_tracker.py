@@ -46,7 +46,7 @@ class GroupTrackerActor(Actor[GroupMessage]):
         if isinstance(message, ReadPart):
             message.reply.set(ReadResult(
                 self.state.headroom(message.table, message.parts),
-                self.state.can_run_app(message.table, message.parts, message.app),
+                self.state.app_refusal(message.table, message.parts, message.app),
             ))
             return None
         if isinstance(message, SnapshotPart):

@@ -266,7 +266,8 @@ class Relink(NamedTuple):
 @dataclass(frozen=True, slots=True)
 class ReadResult:
     headroom: dict[str, int] | None
-    can_run: bool
+    apps_refusal: Refusal | None
+    """The `maxApplications` a new application would break on this side, if any."""
 
 
 ManagerMessage = Route | PlanRead | PlanSnapshot | SwitchTable | Shutdown | Stats

@@ -97,7 +97,7 @@ class UserTrackerActor(Actor[UserMessage]):
         if isinstance(message, ReadPart):
             table, parts, app = message.table, message.parts, message.app
             answer(message.reply, lambda: ReadResult(
-                state.headroom(table, parts), state.can_run_app(table, parts, app)))
+                state.headroom(table, parts), state.app_refusal(table, parts, app)))
             return None
         if isinstance(message, SnapshotPart):
             table = message.table

@@ -102,11 +102,7 @@ class QueueNode:
             if limit.max_applications:
                 running = node.running if node is not None else ()
                 if app not in running and len(running) + 1 > limit.max_applications:
-                    return Refusal(
-                        kind, name, path, "applications",
-                        f"{len(running)} running applications, maxApplications"
-                        f" {limit.max_applications}",
-                    )
+                    return _apps_refusal(kind, name, path, len(running), limit.max_applications)
             if limit.max_resources and added:
                 current = node.usage if node is not None else _NO_USAGE
                 for res, delta in added.items():
@@ -195,10 +191,17 @@ class QueueNode:
             result = merge_headroom(result, room)
         return result
 
-    def can_run_app(
-        self, parts: tuple[str, ...], paths: Sequence[str], app: str, limit_at: LimitLookup
-    ) -> bool:
-        """True when the app runs already or fits under every `maxApplications` on the path."""
+    def app_refusal(
+        self,
+        parts: tuple[str, ...],
+        paths: Sequence[str],
+        app: str,
+        limit_at: LimitLookup,
+        kind: Literal["user", "group"],
+        name: str,
+    ) -> Refusal | None:
+        """The first `maxApplications` (leaf to root) a new app would break, None when the app
+        runs already or fits every one: YuniKorn's `CanRunApp`, with the reason it says no."""
         existing = self.walk_existing(parts)
         depth = len(parts)
         for i, path in enumerate(paths):
@@ -208,8 +211,8 @@ class QueueNode:
             level = depth - 1 - i
             running = existing[level].running if level < len(existing) else ()
             if app not in running and len(running) + 1 > limit.max_applications:
-                return False
-        return True
+                return _apps_refusal(kind, name, path, len(running), limit.max_applications)
+        return None
 
     def render(self, limit_at: LimitLookup, extra_paths: Iterable[str] = ()) -> dict[str, Any]:
         """The REST `ResourceUsageDAOInfo` of this tree, with limits from `limit_at`.
@@ -234,6 +237,12 @@ class QueueNode:
 
 
 _NO_USAGE: Mapping[str, int] = {}
+
+
+def _apps_refusal(kind: Literal["user", "group"], name: str, path: str, running: int,
+                  limit: int) -> Refusal:
+    return Refusal(kind, name, path, "applications",
+                   f"{running} running applications, maxApplications {limit}")
 
 
 def merge_headroom(

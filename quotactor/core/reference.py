@@ -90,14 +90,18 @@ class ReferenceTracking:
         return merge_headroom(user_room, group.headroom(self.table, parts))
 
     def can_run_app(self, parts: tuple[str, ...], app: str, user: UserGroup) -> bool:
+        return self.app_refusal(parts, app, user) is None
+
+    def app_refusal(self, parts: tuple[str, ...], app: str, user: UserGroup) -> Refusal | None:
         state = self.users.get(user.user) or UserTrackerState(user.user)
-        if not state.can_run_app(self.table, parts, app):
-            return False
+        refusal = state.app_refusal(self.table, parts, app)
+        if refusal is not None:
+            return refusal
         group_name = self._group_for_read(parts, app, user)
         if group_name is None:
-            return True
+            return None
         group = self.groups.get(group_name) or GroupTrackerState(group_name)
-        return group.can_run_app(self.table, parts, app)
+        return group.app_refusal(self.table, parts, app)
 
     def _group_for_read(self, parts: tuple[str, ...], app: str, user: UserGroup) -> str | None:
         app_links = self.links.get(user.user, {})

@@ -51,8 +51,9 @@ class TrackerState:
     def headroom(self, table: LimitTable, parts: tuple[str, ...]) -> dict[str, int] | None:
         return self.root.headroom(parts, ancestors(parts), self.limit_lookup(table))
 
-    def can_run_app(self, table: LimitTable, parts: tuple[str, ...], app: str) -> bool:
-        return self.root.can_run_app(parts, ancestors(parts), app, self.limit_lookup(table))
+    def app_refusal(self, table: LimitTable, parts: tuple[str, ...], app: str) -> Refusal | None:
+        return self.root.app_refusal(parts, ancestors(parts), app, self.limit_lookup(table),
+                                     self.kind, self.name)
 
 
 class UserTrackerState(TrackerState):

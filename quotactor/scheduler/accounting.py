@@ -25,13 +25,23 @@ every ask waits for a queue's `maxapplications`, or for a user or group limit wh
 not moved, would be passed over. Such an application is *settled* when it is parked and
 screened again only once it is woken or changes (`screened`), so that step also costs what
 changed, not the backlog.
+
+New applications held back by a user's or group's `maxApplications` wait in *lines*: one per
+counter, leaf and reason, in the leaf's order. A new application is asked about its
+application count before anything else (YuniKorn's `CanRunApp`), so the application behind one
+that is refused for that count again would be refused alike. A move of the counter therefore
+wakes only the head of each line, and the next in line is woken only once the head is settled
+otherwise (it started, or something else holds it now): a user with a thousand jobs behind
+`maxApplications: 4` costs a few attempts per release, not a thousand, with the reasons each
+job records exactly those of waking them all (the reference mode still does that).
 """
 
 from __future__ import annotations
 
+import heapq
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from quotactor.core.identity import WILDCARD
 from quotactor.core.resources import Resource
@@ -47,6 +57,12 @@ __all__ = ["Accounting", "queue_apps_wait", "queue_max_wait"]
 
 _EMPTY = Resource()
 _MIN_SWEEP = 1024
+
+Counter = tuple[str, str]
+LineKey = tuple[Counter, str, Wait]
+"""A line: the counter its applications wait on, their leaf, and the reason they share."""
+LineEntry = tuple[tuple[Any, ...], int, Application]
+"""(the application's order in its leaf, the parking's stamp, the application)."""
 
 
 def _still_pending(app: Application) -> bool:
@@ -68,14 +84,25 @@ class Accounting:
         self._by_user: defaultdict[str, int] = defaultdict(int)
         self._by_group: defaultdict[str, int] = defaultdict(int)
         self._by_queue: defaultdict[str, int] = defaultdict(int)
-        self._parked: dict[tuple[str, str], dict[str, Application]] = {}
+        self._parked: dict[Counter, dict[str, Application]] = {}
         self._ready: defaultdict[str, dict[str, Application]] = defaultdict(dict)
         self._active: defaultdict[str, dict[str, Application]] = defaultdict(dict)
         """Per leaf, the pending applications that are not settled (see `screened`)."""
         self._epoch_seen = nodes.epoch
         self._shapes: dict[str, Resource] = {}
         self._parkings = 0
+        self._parkings_made = 0
         self._sweep_at = _MIN_SWEEP
+        self._lines: dict[Counter, dict[LineKey, list[LineEntry]]] = {}
+        self._in_line: dict[str, tuple[LineKey, int]] = {}
+        """Per application in a line (parked or behind a woken head): its line and stamp."""
+        self._behind: dict[LineKey, list[LineEntry]] = {}
+        """The rest of a line whose head was woken, waiting for the head's outcome."""
+        self._head_of: dict[str, LineKey] = {}
+        """Per woken head, the line waiting behind it."""
+        self.chained: list[Application] = []
+        """Applications woken because the head of their line moved on, for the walk to take
+        in (`Cycle` drains it after each attempt; the rest find them ready next time)."""
         self.changed_waits: dict[str, Application] = {}
         """Applications whose reason to wait changed since a reader last took them (kept
         only once a reader asked, so a scheduler nobody reads this from keeps nothing)."""
@@ -148,8 +175,13 @@ class Accounting:
     def unpark(self, apps: Iterable[Application]) -> None:
         """Make `apps` (new or changed asks, a new configuration) ready again."""
         for app in apps:
-            self._ready[app.queue_path][app.application_id] = app
-            self._active[app.queue_path][app.application_id] = app
+            self._make_ready(app)
+
+    def _make_ready(self, app: Application) -> None:
+        app_id = app.application_id
+        self._in_line.pop(app_id, None)  # its entry in a line, if any, is stale from now on
+        self._ready[app.queue_path][app_id] = app
+        self._active[app.queue_path][app_id] = app
 
     def activate(self, app: Application) -> None:
         """`app`'s asks are about to be tried, so their reasons may change: screen it again."""
@@ -203,10 +235,10 @@ class Accounting:
         pending = leaf.pending_apps
         stale = [k for k, app in ready.items() if pending.get(k) is not app]
         for key in stale:
-            del ready[key]
+            self.moved_on(ready.pop(key))  # a woken head that went away: the line moves on
         return list(ready.values())
 
-    def node_counter(self, shape: Resource) -> tuple[str, str]:
+    def node_counter(self, shape: Resource) -> Counter:
         """The counter for asks of `shape` that found no node: it moves only when capacity
         was freed and some node has room for `shape` again, so a release of one vcore does
         not wake every job waiting for sixty-four."""
@@ -214,7 +246,7 @@ class Accounting:
         self._shapes[key] = shape
         return ("node", key)
 
-    def park(self, app: Application, counters: Iterable[tuple[str, str]]) -> None:
+    def park(self, app: Application, counters: Iterable[Counter]) -> None:
         """Set `app` aside until one of `counters` moves (every ask waits on one of them)."""
         app_id = app.application_id
         self._ready[app.queue_path].pop(app_id, None)
@@ -226,6 +258,61 @@ class Accounting:
             self._active[app.queue_path].pop(app_id, None)
         if self._parkings >= self._sweep_at:
             self._sweep()
+
+    def queue_up(self, app: Application, counter: Counter, order: tuple[Any, ...]) -> None:
+        """Park a new application that an application count holds back (`app.wait`) in the
+        line of its counter, leaf and reason, at `order` (its place in the leaf's order)."""
+        if self.exhaustive or app.wait is None:
+            self.park(app, (counter,))
+            return
+        app_id = app.application_id
+        key: LineKey = (counter, app.queue_path, app.wait)
+        self._ready[app.queue_path].pop(app_id, None)
+        self._parkings += 1
+        stamp = self._parkings_made = self._parkings_made + 1
+        self._in_line[app_id] = (key, stamp)
+        lines = self._lines.setdefault(counter, {})
+        line = lines.setdefault(key, [])
+        heapq.heappush(line, (order, stamp, app))
+        if self._head_of.get(app_id) == key:
+            # a woken head held for the line's own reason: whoever is behind it would be
+            # refused alike, so they wait with it again
+            del self._head_of[app_id]
+            behind = self._behind.pop(key, None)
+            if behind:
+                if len(behind) < len(line):
+                    line, behind = behind, line
+                for entry in line:
+                    heapq.heappush(behind, entry)
+                lines[key] = behind
+        if self._settled(app):
+            self._active[app.queue_path].pop(app_id, None)
+        if self._parkings >= self._sweep_at:
+            self._sweep()
+
+    def moved_on(self, app: Application) -> None:
+        """`app`'s reason to wait changed (or it started, or went away): if it was woken at
+        the head of a line, the next in line is woken too, into `chained` (only a head held
+        again for the line's own reason keeps the rest waiting, see `queue_up`)."""
+        key = self._head_of.pop(app.application_id, None)
+        if key is None:
+            return
+        behind = self._behind.pop(key, None)
+        head = None if behind is None else self._pop_head(key, behind)
+        if head is not None:
+            self._make_ready(head)
+            self._head_of[head.application_id] = key
+            self._put_behind(key, behind or [])
+            self.chained.append(head)
+
+    def _pop_head(self, key: LineKey, line: list[LineEntry]) -> Application | None:
+        """The first application of `line` still in it (entries of applications woken,
+        placed or removed since they joined are dropped on the way)."""
+        while line:
+            _, stamp, app = heapq.heappop(line)
+            if self._in_line.get(app.application_id) == (key, stamp) and _still_pending(app):
+                return app
+        return None
 
     def _sweep(self) -> None:
         """Drop parked applications that no longer wait (removed, or placed after a config
@@ -240,6 +327,20 @@ class Accounting:
                 kept += len(apps)
             else:
                 del self._parked[counter]
+        in_line: dict[str, tuple[LineKey, int]] = {}
+        for lines in [*self._lines.values(), self._behind]:
+            for key in list(lines):
+                line = [e for e in lines[key] if self._in_line.get(e[2].application_id)
+                        == (key, e[1]) and _still_pending(e[2])]
+                if not line:
+                    del lines[key]
+                    continue
+                heapq.heapify(line)
+                lines[key] = line
+                kept += len(line)
+                in_line.update((e[2].application_id, (key, e[1])) for e in line)
+        self._in_line = in_line
+        self._lines = {counter: lines for counter, lines in self._lines.items() if lines}
         self._parkings = 0
         self._sweep_at = max(_MIN_SWEEP, kept)
 
@@ -248,15 +349,40 @@ class Accounting:
         return sum(len(apps) for apps in self._active.values())
 
     def parked_count(self) -> int:
-        """Parked entries (an application parked on two counters counts twice)."""
-        return sum(len(apps) for apps in self._parked.values())
+        """Parked entries (an application parked on two counters counts twice), in lines
+        or behind a woken head too (stale line entries until a sweep drops them)."""
+        return sum(len(apps) for apps in self._parked.values()) \
+            + sum(len(line) for lines in self._lines.values() for line in lines.values()) \
+            + sum(len(line) for line in self._behind.values())
 
-    def _wake(self, counter: tuple[str, str]) -> None:
+    def _wake(self, counter: Counter) -> None:
         apps = self._parked.pop(counter, None)
         if apps:
-            for app_id, app in apps.items():
-                self._ready[app.queue_path][app_id] = app
-                self._active[app.queue_path][app_id] = app
+            for app in apps.values():
+                self._make_ready(app)
+        lines = self._lines.pop(counter, None)
+        if lines:
+            for key, line in lines.items():
+                head = self._pop_head(key, line)
+                if head is None:
+                    continue
+                self._make_ready(head)
+                self._head_of[head.application_id] = key
+                self._put_behind(key, line)
+
+    def _put_behind(self, key: LineKey, line: list[LineEntry]) -> None:
+        """Let `line` wait behind the woken head(s) of `key` (two moves before the first head
+        was tried leave two heads, each woken, and one line behind them)."""
+        behind = self._behind.get(key)
+        if behind is None:
+            if line:
+                self._behind[key] = line
+            return
+        if len(line) > len(behind):
+            line, behind = behind, line
+            self._behind[key] = behind
+        for entry in line:
+            heapq.heappush(behind, entry)
 
     # -- when to ask again ---------------------------------------------------------------
 

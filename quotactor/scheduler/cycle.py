@@ -12,10 +12,13 @@ same cycle, and across cycles it waits until the counter that could change the a
 one increase per placed ask plus, after a resource refusal, one `headroom` to screen the
 application's remaining asks.
 
-A user whose count of running applications is at its limit stays there for the rest of the
-cycle (nothing is released during a cycle), so after the first refusal the user's other new
-applications in that leaf are held back with the same reason without asking the user group
-manager again: after a release the cost is one refusal per user, not one per pending job.
+A new application is first asked whether its user and group may run one more application
+(YuniKorn's `CanRunApp`, before any of its asks is tried): an application count holds it back
+whatever its size and whatever the nodes hold. A user whose count is at its limit stays there
+for the rest of the cycle (nothing is released during a cycle), so after the first refusal the
+user's other new applications in that leaf are held back with the same reason without asking
+again, and those still to come wait in a line (see `Accounting.queue_up`) that a release opens
+one application at a time: after a release the cost is a refusal per user, not one per job.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from quotactor.core.identity import UserGroup
 from quotactor.core.resources import Resource
-from quotactor.scheduler.accounting import queue_apps_wait, queue_max_wait
+from quotactor.scheduler.accounting import Counter, queue_apps_wait, queue_max_wait
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.application import Application, PendingAsk
 from quotactor.scheduler.booking import allocate, replace, retire_placeholder
@@ -57,6 +60,8 @@ class Cycle:
         self._limit_wait: dict[str, Wait] = {}
         self._no_room: dict[Resource, str] = {}
         self._no_new_apps: dict[tuple[str, UserGroup], Wait] = {}
+        self._may_start: set[tuple[str, UserGroup]] = set()
+        """(leaf, user) known to have room for one more application since the last start."""
 
     def run(self) -> list[Allocation]:
         self.p.accounting.unpark(self.p.fresh.values())
@@ -84,7 +89,7 @@ class Cycle:
                 if allocation is not None:
                     self.allocations.append(allocation)
                 else:
-                    self._park_if_blocked(app)
+                    self._park_if_blocked(app.queue, app)
 
     # -- gang ------------------------------------------------------------------------------
 
@@ -125,6 +130,9 @@ class Cycle:
         if not queue.pending or queue.path in self._done:
             return False
         if not queue.pinned and not any(self._may_fit(queue, s) for s in queue.shapes):
+            for leaf in queue.walk():
+                if not leaf.children and leaf.pending:
+                    self._recount(leaf)
             self._done.add(queue.path)
             return False
         if not queue.children:
@@ -165,14 +173,11 @@ class Cycle:
         if heap is None:
             heap = []
             accounting = self.p.accounting
-            for candidate in accounting.ready(leaf):
-                if self._still_held_by_full_queue(leaf, candidate):
-                    continue
-                counters = self._blockers(candidate)
-                if counters is None:
-                    heap.append((*self._app_key(leaf, candidate), candidate))
-                else:
-                    accounting.park(candidate, counters)
+            candidates = accounting.ready(leaf)
+            accounting.chained.clear()  # woken before this walk: ready, so among candidates
+            for candidate in candidates:  # grows when a head moved on lets the next one in
+                self._take(leaf, heap, candidate)
+                candidates.extend(self._chained(leaf))
             heapq.heapify(heap)
             self._app_heaps[leaf.path] = heap
         while heap:
@@ -185,9 +190,48 @@ class Cycle:
                 if app.asks:
                     self.p.fresh[app.application_id] = app
                     heapq.heappush(heap, (*self._app_key(leaf, app), app))
+            else:
+                self._park_if_blocked(leaf, app)
+            for following in self._chained(leaf):
+                self._take(leaf, heap, following)
+            if allocation is not None:
                 return True
-            self._park_if_blocked(app)
         return False
+
+    def _recount(self, leaf: Queue) -> None:
+        """Nothing pending in `leaf` can be placed now, but a new application woken because
+        its count moved is still asked about that count: the answer is its reason to wait
+        (the count, or else whatever else holds it). Nothing starts, so the order is moot."""
+        accounting = self.p.accounting
+        woken = [app for app in accounting.ready(leaf)
+                 if not app.tracked and _held_by_count(app.wait)]
+        accounting.chained.clear()  # those woken before are ready, so among `woken`
+        for app in woken:  # grows as heads move on
+            self._allocate_app(leaf, app)
+            self._park_if_blocked(leaf, app)
+            woken.extend(self._chained(leaf))
+
+    def _take(self, leaf: Queue, heap: list[tuple[Any, ...]], app: Application) -> None:
+        """Put a ready application in the leaf's heap, or aside when it cannot be placed."""
+        if self._still_held_by_full_queue(leaf, app):
+            return
+        counters = self._blockers(app)
+        if counters is None:
+            heapq.heappush(heap, (*self._app_key(leaf, app), app))
+        else:
+            self._set_aside(leaf, app, counters)
+
+    def _chained(self, leaf: Queue) -> list[Application]:
+        """The applications of `leaf` whose turn in a line has just come (those of other
+        leaves are ready and join their leaf's walk). The walk takes them in after the head
+        that moved on, which the leaf's order puts before them: so it reaches each exactly
+        when it would have, had the whole line been woken."""
+        chained = self.p.accounting.chained
+        if not chained:
+            return []
+        mine = [app for app in chained if app.queue is leaf]
+        chained.clear()
+        return mine
 
     def _still_held_by_full_queue(self, leaf: Queue, app: Application) -> bool:
         """A new application that already waits for a queue's `maxapplications`, which is
@@ -206,10 +250,18 @@ class Cycle:
         self.p.accounting.park(app, (("queue", full.path),))
         return True
 
-    def _park_if_blocked(self, app: Application) -> None:
+    def _park_if_blocked(self, leaf: Queue, app: Application) -> None:
         """Set a refused application aside until something it waits on changes."""
         counters = self._blockers(app)
         if counters is not None:
+            self._set_aside(leaf, app, counters)
+
+    def _set_aside(self, leaf: Queue, app: Application, counters: set[Counter]) -> None:
+        """Park `app` on `counters`; a new application that an application count holds back
+        joins the line of that count instead, in the leaf's order."""
+        if not app.tracked and _held_by_count(app.wait) and len(counters) == 1:
+            self.p.accounting.queue_up(app, next(iter(counters)), self._app_key(leaf, app))
+        else:
             self.p.accounting.park(app, counters)
 
     def _may_fit(self, queue: Queue, shape: Resource) -> bool:
@@ -231,6 +283,8 @@ class Cycle:
                 else:
                     counters.add((token[0], token[1]))
                 continue
+            if not app.tracked and _held_by_count(pending.wait):
+                return None  # its count comes first, and only the walk knows it in order
             if ask.required_node is None and unfit(ask.resource):
                 counters.add(accounting.node_counter(ask.resource))
                 if pending.wait is None or pending.wait.kind != "node":
@@ -248,7 +302,12 @@ class Cycle:
         p = self.p
         p.fresh.pop(app.application_id, None)
         p.accounting.activate(app)
-        if not app.tracked:
+        newly = not app.tracked
+        if newly:
+            count = self._app_count_wait(leaf, app)
+            if count is not None:
+                self._block_all(app, count)
+                return None
             full = leaf.full_of_apps(app.application_id)
             if full is not None:
                 self._block_all(app, queue_apps_wait(full))
@@ -262,6 +321,8 @@ class Cycle:
                 continue
             result = self._try(leaf, app, pending)
             if isinstance(result, Allocation):
+                if newly:
+                    self._may_start.clear()  # a count moved: ask again before the next start
                 self.p.set_wait(app, first)
                 return result
             pending.wait = result
@@ -295,10 +356,6 @@ class Cycle:
             if pinned:
                 reserve_required_node(p, app, pending, p.now())
             return self._no_node(app, resource, ask.key)
-        if not app.tracked:
-            known = self._no_new_apps.get((leaf.path, app.user))
-            if known is not None:
-                return known
         result = allocate(p, app, pending, node)
         if isinstance(result, Allocation):
             if headroom is not None:
@@ -310,6 +367,22 @@ class Cycle:
             p.accounting.calls += 1
             self._headroom[app_id] = p.ugm.headroom(app.queue_path, app_id, app.user)
         return result
+
+    def _app_count_wait(self, leaf: Queue, app: Application) -> Wait | None:
+        """The user's or group's `maxApplications` that a new `app` would break, if any: asked
+        of the user group manager once per user and leaf until the next start (a count only
+        grows during a cycle, so a refusal holds to its end)."""
+        key = (leaf.path, app.user)
+        known = self._no_new_apps.get(key)
+        if known is not None or key in self._may_start:
+            return known
+        self.p.accounting.calls += 1
+        refusal = self.p.ugm.app_refusal(app.queue_path, app.application_id, app.user)
+        if refusal is None:
+            self._may_start.add(key)
+            return None
+        wait = self._no_new_apps[key] = Wait.from_refusal(refusal, "")
+        return wait
 
     def _no_node(self, app: Application, resource: Resource, key: str) -> Wait:
         detail = self._no_room.get(resource)
@@ -325,6 +398,11 @@ class Cycle:
             pending.wait = wait
         self.p.set_wait(app, wait)
 
+
+
+def _held_by_count(wait: Wait | None) -> bool:
+    """Whether `wait` is a user's or group's `maxApplications` (asked first of a new app)."""
+    return wait is not None and wait.limit == "applications" and wait.kind in ("user", "group")
 
 
 def _for_ask(wait: Wait, key: str) -> Wait:

@@ -109,6 +109,7 @@ class Partition:
         if self.accounting.watch_waits:  # a reader (the replay) takes the changed ones
             self.accounting.changed_waits[app.application_id] = app
         app.wait = wait
+        self.accounting.moved_on(app)
         if wait is not None:
             app.note(self.now(), "waiting", str(wait))
             self.log.info("scheduler.app_waiting", app=app.application_id, kind=wait.kind,

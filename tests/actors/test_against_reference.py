@@ -53,6 +53,7 @@ def test_every_answer_and_snapshot_matches_the_reference_model(ops) -> None:
                 assert ugm.headroom(queue, app, user) == ref.headroom(parts, app, user)
             else:
                 assert ugm.can_run_app(queue, app, user) == ref.can_run_app(parts, app, user)
+                assert ugm.app_refusal(queue, app, user) == ref.app_refusal(parts, app, user)
         assert ugm.users_usage() == ref.users_usage()
         assert ugm.groups_usage() == ref.groups_usage()
         assert ugm.stats()["users"] == len(ref.users)

@@ -79,6 +79,23 @@ def test_max_applications_counts_only_new_apps(start_ugm) -> None:
     assert ugm.increase_tracked_resource("root.a", "3", {"m": 1}, BOB)
 
 
+def test_app_refusal_names_the_limit_the_increase_would_name(start_ugm) -> None:
+    """The read says which maxApplications holds a new app back, in the very words the
+    refused increase uses, and names the user's limit before the group's."""
+    ugm = start_ugm({"root.a": [L(users=("bob",), max_applications=1),
+                                L(groups=("dev",), max_applications=1)]})
+    assert ugm.app_refusal("root.a", "1", BOB) is None
+    assert ugm.increase_tracked_resource("root.a", "1", {"m": 1}, BOB)
+    assert ugm.app_refusal("root.a", "1", BOB) is None, "a running app runs"
+    read = ugm.app_refusal("root.a", "2", BOB)
+    assert read == ugm.decide_increase("root.a", "2", {"m": 1}, BOB).refusal
+    assert (read.kind, read.name, read.limit, read.detail) == (
+        "user", "bob", "applications", "1 running applications, maxApplications 1")
+    group = ugm.app_refusal("root.a", "s1", SUE)
+    assert group == ugm.decide_increase("root.a", "s1", {"m": 1}, SUE).refusal
+    assert (group.kind, group.name) == ("group", "dev")
+
+
 def test_a_group_refusal_leaves_the_user_unchanged_and_vice_versa(start_ugm) -> None:
     ugm = start_ugm({
         "root.a": [L(users=("sue",), max_resources={"m": 100}),

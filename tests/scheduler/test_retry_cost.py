@@ -1,8 +1,9 @@
 """What a cycle asks the user group manager after a release: proportional to what changed.
 
 A user at the limit on running applications with a long backlog used to cost one refused
-increase per pending application after each of the user's releases; now the first refusal
-in a cycle holds back the user's other new applications in that leaf with the same reason.
+increase per pending application after each of the user's releases; then the first refusal in
+a cycle held back the user's other new applications in that leaf with the same reason; now
+they wait in a line and a release looks at the head of it only.
 """
 
 from __future__ import annotations
@@ -33,29 +34,37 @@ ONE = {"vcore": 1000}
 def _counting(scheduler) -> dict[str, int]:
     """Count increases asked of the default partition's user group manager."""
     ugm = scheduler.ugm()
-    counts = {"decide_increase": 0}
-    original = ugm.decide_increase
+    counts = {"decide_increase": 0, "app_refusal": 0}
 
-    def spy(*args, **kwargs):
-        counts["decide_increase"] += 1
-        return original(*args, **kwargs)
+    def spy(name: str):
+        original = getattr(ugm, name)
 
-    ugm.decide_increase = spy
+        def counted(*args, **kwargs):
+            counts[name] += 1
+            return original(*args, **kwargs)
+        return counted
+
+    for name in counts:
+        setattr(ugm, name, spy(name))
     return counts
 
 
-def test_a_release_costs_one_refusal_per_user_not_one_per_pending_app(start_scheduler) -> None:
+def test_a_release_costs_one_refusal_per_user_not_one_per_pending_app(
+        start_scheduler, monkeypatch) -> None:
     s = start_scheduler(CONFIG)
     s.add_node("n1", {"vcore": 64000})
     for i in range(40):
         s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
     s.schedule()
     counts = _counting(s)
+    seen = _looked_at(monkeypatch)
     s.remove_application("a0")
     made = s.schedule()
     assert [a.application_id for a in made] == ["a2"]
-    # one increase that succeeds (a2), one refused (a3); a4..a39 reuse a3's refusal
-    assert counts["decide_increase"] == 2
+    # a2 may start (a read) and starts (an increase); a3 may not (a read); a4..a39, behind
+    # a3 in sue's line, are not looked at
+    assert counts == {"app_refusal": 2, "decide_increase": 1}
+    assert set(seen) == {"a2", "a3"}
     for i in range(3, 40):
         wait = s.why_pending(f"a{i}")
         assert wait is not None and (wait.kind, wait.name, wait.limit) == (

@@ -5,7 +5,9 @@ cycle (the cost grows with the backlog); the default mode settles applications t
 the end of a cycle would pass over. Small random workloads with long backlogs under user,
 group and queue limits, reservations and preemption are replayed both ways: every job must
 start and end at the same moment, be held back by the same limits for the same time, and the
-scheduler must have asked the trackers the same number of times.
+scheduler must have asked the trackers no more often than the reference did (a line of new
+applications behind a user's `maxApplications` is looked at one by one, the reference wakes
+all of it; when the one at the head is started another may be asked about).
 """
 
 from __future__ import annotations
@@ -82,7 +84,6 @@ def _decisions(result: SimulationResult) -> dict[str, Any]:
                  for o in result.outcomes],
         "pending": result.pending_series,
         "cycles": result.performance.cycles,
-        "tracker calls": result.performance.tracker_calls,
         "preemptions": result.preemptions,
     }
 
@@ -91,6 +92,7 @@ def _assert_same(config: str, workload: Workload, nodes: int = 4) -> SimulationR
     indexed = _replay(config, workload, exhaustive=False, nodes=nodes)
     reference = _replay(config, workload, exhaustive=True, nodes=nodes)
     assert _decisions(indexed) == _decisions(reference)
+    assert indexed.performance.tracker_calls <= reference.performance.tracker_calls
     return indexed
 
 

@@ -1,0 +1,179 @@
+"""New applications behind an application count wait in a line, and a release opens it by one.
+
+A new application is asked about its user's and group's `maxApplications` before anything else
+(YuniKorn's `CanRunApp`), so it is held by that count whatever its size and whatever the nodes
+hold. Those held for the same count, in the same leaf, wait in a line in the leaf's order; a
+release wakes the head, and the next one only once the head has moved on (started, or held by
+something else). The reference mode (`SchedulerOptions.exhaustive_retries`) wakes everything
+and must decide exactly the same: which application starts, and every recorded reason.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from quotactor import UserGroup
+from quotactor.scheduler import Ask, SchedulerOptions
+from quotactor.scheduler.cycle import Cycle
+
+TWO_EACH = """
+partitions:
+  - name: default
+    placementrules:
+      - name: provided
+    queues:
+      - name: root
+        submitacl: '*'
+        queues:
+          - name: work
+            maxapplications: {queue_apps}
+            limits:
+              - limit: two each
+                users: ["*"]
+                maxapplications: 2
+              - limit: dev group
+                groups: [dev]
+                maxapplications: 3
+          - name: other
+"""
+
+SUE = UserGroup("sue", ("dev",))
+ONE = {"vcore": 1000}
+
+
+def _tried(monkeypatch) -> list[str]:
+    """The applications a cycle looks at (their sorting key computed), with repeats."""
+    seen: list[str] = []
+    original = Cycle._app_key
+
+    def spy(self, leaf, app):
+        seen.append(app.application_id)
+        return original(self, leaf, app)
+
+    monkeypatch.setattr(Cycle, "_app_key", spy)
+    return seen
+
+
+@pytest.mark.parametrize("backlog", [20, 400])
+def test_a_release_looks_at_the_head_of_the_line_only(start_scheduler, monkeypatch,
+                                                      backlog: int) -> None:
+    s = start_scheduler(TWO_EACH.format(queue_apps=1000))
+    s.add_node("n1", {"vcore": 64000})
+    for i in range(backlog):
+        s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    seen = _tried(monkeypatch)
+    calls = s.ugm_calls
+    s.remove_application("a0")
+    assert [a.application_id for a in s.schedule()] == ["a2"]
+    assert set(seen) == {"a2", "a3"}, "a4 and after wait behind a3, refused alike"
+    assert s.ugm_calls - calls == 4  # a0 leaves; a2 may start and starts; a3 may not
+    assert s.why_pending(f"a{backlog - 1}").limit == "applications"
+
+
+def test_the_count_comes_before_the_nodes(start_scheduler) -> None:
+    """A job too big for any node, behind its user's count, is held by the count: it does
+    not reserve a node it could not use (YuniKorn does not look at it either)."""
+    s = start_scheduler(TWO_EACH.format(queue_apps=1000))
+    s.add_node("n1", {"vcore": 4000})
+    s.submit("a0", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    s.submit("a1", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    s.submit("huge", SUE, queue="root.work", asks=[Ask("k", {"vcore": 64000})])
+    s.schedule()
+    wait = s.why_pending("huge")
+    assert (wait.kind, wait.name, wait.limit) == ("user", "sue", "applications")
+    s.remove_application("a0")
+    s.schedule()
+    assert s.why_pending("huge").kind == "node", "its count has room now: nodes hold it"
+
+
+def test_a_head_that_goes_away_lets_the_next_in(start_scheduler) -> None:
+    s = start_scheduler(TWO_EACH.format(queue_apps=1000))
+    s.add_node("n1", {"vcore": 64000})
+    for i in range(6):
+        s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    s.remove_application("a0")
+    s.remove_application("a2")  # the head woken by a0's end leaves before the next cycle
+    assert [a.application_id for a in s.schedule()] == ["a3"]
+    assert s.why_pending("a4").limit == "applications"
+
+
+def test_a_head_held_by_something_else_lets_the_next_in(start_scheduler) -> None:
+    """The head now waits for the queue's `maxapplications`, not its user's: so do all
+    behind it, each recording the new reason (as when all of them are woken)."""
+    s = start_scheduler(TWO_EACH.format(queue_apps=3))
+    s.add_node("n1", {"vcore": 64000})
+    for i in range(5):
+        s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    s.submit("b0", UserGroup("bob"), queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()  # a0, a1 and b0 run: the queue is full, sue is at her count
+    s.remove_application("a0")
+    s.submit("b1", UserGroup("bob"), queue="root.work", asks=[Ask("k", ONE, priority=5)])
+    s.schedule()  # b1 comes first (priority) and takes the queue's last slot
+    assert {a.application_id for a in s.applications() if a.running} == {"a1", "b0", "b1"}
+    for app_id in ("a3", "a4"):
+        wait = s.why_pending(app_id)
+        assert wait.kind == "queue" and wait.limit == "applications", app_id
+
+
+def _random_ops(seed: int, steps: int) -> list[tuple[str, ...]]:
+    rng = random.Random(seed)
+    users = ["sue", "bob", "kim", "ann"]
+    ops: list[tuple[str, ...]] = []
+    for step in range(steps):
+        roll = rng.random()
+        if roll < 0.55:
+            queue = rng.choice(["root.work", "root.work", "root.other"])
+            size = str(rng.choice([1000, 2000, 8000, 30000]))
+            ops.append(("submit", f"j{step}", rng.choice(users), queue, size))
+        elif roll < 0.75:
+            ops.append(("end-running", str(rng.random())))
+        elif roll < 0.85:
+            ops.append(("remove-pending", str(rng.random())))
+        else:
+            ops.append(("schedule",))
+        if rng.random() < 0.5:
+            ops.append(("schedule",))
+    return ops
+
+
+def _play(start_scheduler, ops: list[tuple[str, ...]], exhaustive: bool) -> list[object]:
+    """Run `ops`; record every allocation made and, after each cycle, every pending
+    application's reason."""
+    s = start_scheduler(TWO_EACH.format(queue_apps=6),
+                        options=SchedulerOptions(exhaustive_retries=exhaustive))
+    s.add_node("n1", {"vcore": 32000})
+    s.add_node("n2", {"vcore": 16000})
+    groups = {"sue": ("dev",), "bob": ("dev",), "kim": ("ops",), "ann": ()}
+    record: list[object] = []
+    for op in ops:
+        if op[0] == "submit":
+            _, app_id, user, queue, size = op
+            s.submit(app_id, UserGroup(user, groups[user]), queue=queue,
+                     asks=[Ask("k", {"vcore": int(size)})])
+        elif op[0] in ("end-running", "remove-pending"):
+            running = op[0] == "end-running"
+            apps = [a.application_id for a in s.applications()
+                    if a.running == running and (running or a.pending)]
+            if apps:
+                s.remove_application(apps[int(float(op[1]) * len(apps))])
+        else:
+            made = s.schedule()
+            record.append(sorted(a.application_id for a in made))
+            record.append(sorted((a.application_id, str(s.why_pending(a.application_id)))
+                                 for a in s.applications()
+                                 if s.why_pending(a.application_id) is not None))
+    return record
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lines_decide_as_waking_everything(start_scheduler, seed: int) -> None:
+    ops = _random_ops(seed, 160)
+    indexed = _play(start_scheduler, ops, exhaustive=False)
+    reference = _play(start_scheduler, ops, exhaustive=True)
+    assert indexed == reference
+    assert any("applications" in str(step) for step in reference), "the lines had work"
