@@ -152,6 +152,13 @@ class Accounting:
             app.tracked = False
         self._released(app)
 
+    def count_wait(self, app: Application) -> Wait | None:
+        """The user's or group's `maxApplications` that a new `app` would break, if any (a
+        read of the user group manager: YuniKorn's `CanRunApp`, with its reason)."""
+        self.calls += 1
+        refusal = self.ugm.app_refusal(app.queue_path, app.application_id, app.user)
+        return None if refusal is None else Wait.from_refusal(refusal, "")
+
     def untrack(self, app: Application) -> None:
         """End an application that counts as running but holds nothing (its asks went away)."""
         if app.tracked and app.idle:
@@ -294,8 +301,10 @@ class Accounting:
         """`app`'s reason to wait changed (or it started, or went away): if it was woken at
         the head of a line, the next in line is woken too, into `chained` (only a head held
         again for the line's own reason keeps the rest waiting, see `queue_up`)."""
-        key = self._head_of.pop(app.application_id, None)
+        app_id = app.application_id
+        key = self._head_of.pop(app_id, None)
         if key is None:
+            self._leave_line(app)
             return
         behind = self._behind.pop(key, None)
         head = None if behind is None else self._pop_head(key, behind)
@@ -304,6 +313,20 @@ class Accounting:
             self._head_of[head.application_id] = key
             self._put_behind(key, behind or [])
             self.chained.append(head)
+
+    def _leave_line(self, app: Application) -> None:
+        """A reason set from elsewhere (a reserved ask tried first in a cycle) makes an
+        application in a line no longer alike the others: it leaves the line (its entry goes
+        stale) and waits as any other, woken if its counter moved since it joined."""
+        placed = self._in_line.pop(app.application_id, None)
+        if placed is None:
+            return
+        counter = placed[0][0]
+        token = next((p.blocked for p in app.asks.values() if p.blocked is not None), None)
+        if token is not None and self.still_blocked(token):
+            self._parked.setdefault(counter, {})[app.application_id] = app
+        else:
+            self._make_ready(app)
 
     def _pop_head(self, key: LineKey, line: list[LineEntry]) -> Application | None:
         """The first application of `line` still in it (entries of applications woken,

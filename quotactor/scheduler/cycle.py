@@ -132,7 +132,7 @@ class Cycle:
         if not queue.pinned and not any(self._may_fit(queue, s) for s in queue.shapes):
             for leaf in queue.walk():
                 if not leaf.children and leaf.pending:
-                    self._recount(leaf)
+                    self._set_aside_all(leaf)
             self._done.add(queue.path)
             return False
         if not queue.children:
@@ -198,17 +198,19 @@ class Cycle:
                 return True
         return False
 
-    def _recount(self, leaf: Queue) -> None:
-        """Nothing pending in `leaf` can be placed now, but a new application woken because
-        its count moved is still asked about that count: the answer is its reason to wait
-        (the count, or else whatever else holds it). Nothing starts, so the order is moot."""
+    def _set_aside_all(self, leaf: Queue) -> None:
+        """Nothing pending in `leaf` can be placed now (its queues' maximums or the nodes hold
+        every size it asks for), but the applications woken there are tried all the same: the
+        first obstacle each meets is its reason to wait, and it is parked on that (a new
+        application's count, asked first, may hold it rather than the room). Left ready, they
+        would be looked at by every cycle's end with the reason they had before."""
         accounting = self.p.accounting
-        woken = [app for app in accounting.ready(leaf)
-                 if not app.tracked and _held_by_count(app.wait)]
+        woken = accounting.ready(leaf)
         accounting.chained.clear()  # those woken before are ready, so among `woken`
-        for app in woken:  # grows as heads move on
-            self._allocate_app(leaf, app)
-            self._park_if_blocked(leaf, app)
+        for app in woken:  # grows as heads of lines move on
+            if not self._still_held_by_full_queue(leaf, app):
+                self._allocate_app(leaf, app)
+                self._park_if_blocked(leaf, app)
             woken.extend(self._chained(leaf))
 
     def _take(self, leaf: Queue, heap: list[tuple[Any, ...]], app: Application) -> None:
@@ -376,12 +378,11 @@ class Cycle:
         known = self._no_new_apps.get(key)
         if known is not None or key in self._may_start:
             return known
-        self.p.accounting.calls += 1
-        refusal = self.p.ugm.app_refusal(app.queue_path, app.application_id, app.user)
-        if refusal is None:
+        wait = self.p.accounting.count_wait(app)
+        if wait is None:
             self._may_start.add(key)
-            return None
-        wait = self._no_new_apps[key] = Wait.from_refusal(refusal, "")
+        else:
+            self._no_new_apps[key] = wait
         return wait
 
     def _no_node(self, app: Application, resource: Resource, key: str) -> Wait:

@@ -204,6 +204,10 @@ def allocate_reserved(p: PartitionContext) -> list[Allocation]:
         if node is None or not pending.ask.resource.fits_within_strict(node.capacity):
             unreserve(p, reservation, "node gone or too small")
             continue
+        count = None if app.tracked else p.accounting.count_wait(app)
+        if count is not None:  # a new application's count comes first, as in the walk
+            _held(p, app, reservation, count, now)
+            continue
         target = node if node.schedulable and node.fits(pending.ask.resource) else None
         if target is None and reservation.required:
             if node.fits(pending.ask.resource):  # room, but the node takes no work now
@@ -256,4 +260,6 @@ def _held(p: PartitionContext, app: Application, reservation: Reservation, wait:
                   f" {RESERVATION_WAIT_TIMEOUT:.0f}s")
     else:
         p.contention.wake_at(reservation.held_since + RESERVATION_WAIT_TIMEOUT)
-    p.set_wait(app, dataclasses.replace(wait, ask=reservation.ask_key))
+    if wait.limit != "applications":  # an application count holds the application whole
+        wait = dataclasses.replace(wait, ask=reservation.ask_key)
+    p.set_wait(app, wait)

@@ -5,7 +5,8 @@ A new application is asked about its user's and group's `maxApplications` before
 hold. Those held for the same count, in the same leaf, wait in a line in the leaf's order; a
 release wakes the head, and the next one only once the head has moved on (started, or held by
 something else). The reference mode (`SchedulerOptions.exhaustive_retries`) wakes everything
-and must decide exactly the same: which application starts, and every recorded reason.
+and must decide exactly the same: which application starts, and every recorded reason (with
+reservations, which try their asks before the walk, taking part).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import random
 import pytest
 
 from quotactor import UserGroup
-from quotactor.scheduler import Ask, SchedulerOptions
+from quotactor.scheduler import Ask, SchedulerOptions, VirtualClock
 from quotactor.scheduler.cycle import Cycle
 
 TWO_EACH = """
@@ -138,13 +139,15 @@ def _random_ops(seed: int, steps: int) -> list[tuple[str, ...]]:
             ops.append(("schedule",))
         if rng.random() < 0.5:
             ops.append(("schedule",))
+        ops.append(("advance", str(rng.choice([0.0, 1.0, 3.0]))))  # reservations after 2 s
     return ops
 
 
 def _play(start_scheduler, ops: list[tuple[str, ...]], exhaustive: bool) -> list[object]:
     """Run `ops`; record every allocation made and, after each cycle, every pending
     application's reason."""
-    s = start_scheduler(TWO_EACH.format(queue_apps=6),
+    clock = VirtualClock(0.0)
+    s = start_scheduler(TWO_EACH.format(queue_apps=6), clock=clock,
                         options=SchedulerOptions(exhaustive_retries=exhaustive))
     s.add_node("n1", {"vcore": 32000})
     s.add_node("n2", {"vcore": 16000})
@@ -155,6 +158,8 @@ def _play(start_scheduler, ops: list[tuple[str, ...]], exhaustive: bool) -> list
             _, app_id, user, queue, size = op
             s.submit(app_id, UserGroup(user, groups[user]), queue=queue,
                      asks=[Ask("k", {"vcore": int(size)})])
+        elif op[0] == "advance":
+            clock.advance(float(op[1]))
         elif op[0] in ("end-running", "remove-pending"):
             running = op[0] == "end-running"
             apps = [a.application_id for a in s.applications()
@@ -170,10 +175,11 @@ def _play(start_scheduler, ops: list[tuple[str, ...]], exhaustive: bool) -> list
     return record
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(10))
 def test_lines_decide_as_waking_everything(start_scheduler, seed: int) -> None:
-    ops = _random_ops(seed, 160)
+    ops = _random_ops(seed, 200)
     indexed = _play(start_scheduler, ops, exhaustive=False)
     reference = _play(start_scheduler, ops, exhaustive=True)
     assert indexed == reference
     assert any("applications" in str(step) for step in reference), "the lines had work"
+    assert any("reserved" in str(step) for step in reference), "so did reservations"
