@@ -27,7 +27,7 @@ screened again only once it is woken or changes (`screened`), so that step also 
 changed, not the backlog.
 
 New applications held back by a user's or group's `maxApplications` wait in *lines*: one per
-counter, leaf and reason, in the leaf's order. A new application is asked about its
+counter, leaf, reason and user, in the leaf's order. A new application is asked about its
 application count before anything else (YuniKorn's `CanRunApp`), so the application behind one
 that is refused for that count again would be refused alike. A move of the counter therefore
 wakes only the head of each line, and the next in line is woken only once the head is settled
@@ -43,7 +43,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from quotactor.core.identity import WILDCARD
+from quotactor.core.identity import WILDCARD, UserGroup
 from quotactor.core.resources import Resource
 from quotactor.scheduler.application import Application, BlockToken
 from quotactor.scheduler.node import NodeSet
@@ -59,8 +59,9 @@ _EMPTY = Resource()
 _MIN_SWEEP = 1024
 
 Counter = tuple[str, str]
-LineKey = tuple[Counter, str, Wait]
-"""A line: the counter its applications wait on, their leaf, and the reason they share."""
+LineKey = tuple[Counter, str, Wait, UserGroup]
+"""A line: the counter its applications wait on, their leaf, the reason they share, and their
+user (a group's count is asked after the user's own, so only one user's are alike)."""
 LineEntry = tuple[tuple[Any, ...], int, Application]
 """(the application's order in its leaf, the parking's stamp, the application)."""
 
@@ -273,7 +274,7 @@ class Accounting:
             self.park(app, (counter,))
             return
         app_id = app.application_id
-        key: LineKey = (counter, app.queue_path, app.wait)
+        key: LineKey = (counter, app.queue_path, app.wait, app.user)
         self._ready[app.queue_path].pop(app_id, None)
         self._parkings += 1
         stamp = self._parkings_made = self._parkings_made + 1

@@ -183,3 +183,49 @@ def test_lines_decide_as_waking_everything(start_scheduler, seed: int) -> None:
     assert indexed == reference
     assert any("applications" in str(step) for step in reference), "the lines had work"
     assert any("reserved" in str(step) for step in reference), "so did reservations"
+
+
+GROUP_COUNT = """
+partitions:
+  - name: default
+    placementrules:
+      - name: provided
+    queues:
+      - name: root
+        submitacl: '*'
+        limits:
+          - limit: two each
+            users: ["*"]
+            maxapplications: 2
+        queues:
+          - name: work
+            limits:
+              - limit: dev group
+                groups: [dev]
+                maxapplications: 2
+          - name: other
+"""
+
+
+def test_a_group_count_line_is_one_users(start_scheduler) -> None:
+    """Behind a group's count, applications of different users are not alike: a user's own
+    count is asked first, and it may have filled (elsewhere) since. So each user has a line,
+    and a move of the group's counter wakes the head of each."""
+    ann, bob = UserGroup("ann", ("dev",)), UserGroup("bob", ("dev",))
+    for exhaustive in (False, True):
+        s = start_scheduler(GROUP_COUNT, options=SchedulerOptions(exhaustive_retries=exhaustive))
+        s.add_node("n1", {"vcore": 64000})
+        s.submit("s0", SUE, queue="root.work", asks=[Ask("k1", ONE), Ask("k2", ONE)])
+        s.submit("b0", bob, queue="root.work", asks=[Ask("k", ONE)])
+        s.schedule()  # dev runs two applications in root.work: full
+        s.submit("a1", ann, queue="root.work", asks=[Ask("k", ONE)])
+        s.submit("b1", bob, queue="root.work", asks=[Ask("k", ONE)])
+        s.schedule()
+        assert s.why_pending("a1").name == s.why_pending("b1").name == "dev"
+        s.submit("b2", bob, queue="root.other", asks=[Ask("k", ONE)])
+        s.schedule()  # bob now runs two: his own count is full
+        s.release("s0", "k1")  # dev's counter moves, but s0 still runs: dev stays full
+        s.schedule()
+        assert s.why_pending("a1").name == "dev"
+        wait = s.why_pending("b1")
+        assert (wait.kind, wait.name) == ("user", "bob"), exhaustive
