@@ -48,9 +48,16 @@ def after_walk(p: PartitionContext) -> None:
     attempts = MAX_PREEMPTION_ATTEMPTS
     room_for_reservations = p.nodes.has_unreserved_node()
     can_preempt = p.spec.preemption_enabled
-    for app, pending in _waiting(p, room_for_reservations, can_preempt):
-        if not room_for_reservations and not (attempts and can_preempt):
-            break  # neither step can act on the rest: every node is reserved, no preemption
+    waiting = _waiting(p, room_for_reservations, can_preempt)
+    preemptible = sum(1 for *_, may in waiting if may)
+    for app, pending, may in waiting:
+        preemptible -= may
+        if not room_for_reservations:
+            if not (attempts and (preemptible or may)):
+                break  # neither step can act on the rest: every node is reserved, and no
+                # ask left may preempt (no guarantee above its queue, or attempts used up)
+            if not may:
+                continue
         key = (app.application_id, pending.ask.key)
         if attempts and may_preempt(p, app, pending, now):
             attempts -= 1
@@ -78,13 +85,14 @@ def _fits_no_node(p: PartitionContext, app: Application, pending: PendingAsk) ->
 
 
 def _waiting(p: PartitionContext, can_reserve: bool,
-             can_preempt: bool) -> list[tuple[Application, PendingAsk]]:
+             can_preempt: bool) -> list[tuple[Application, PendingAsk, bool]]:
     """The unreserved asks that nodes or their queue's maximum hold back, in the order the
     walk would reach them: priority (with the queues' offsets) first, then the queue furthest
     below its guarantee at each level, then age. An application's asks after one that a user
     or group limit holds back are not offered. When every node is reserved only queues with a
-    guarantee (which may preempt) are looked at, so a long backlog costs little."""
-    found: list[tuple[int, tuple[float, ...], float, int, Application, PendingAsk]] = []
+    guarantee (which may preempt) are looked at, so a long backlog costs little. Each ask comes
+    with whether it may preempt at all (preemption on, a guarantee at or above its queue)."""
+    found: list[tuple[int, tuple[float, ...], float, int, Application, PendingAsk, bool]] = []
     c = p.contention
     capacity = p.nodes.capacity
     shares: dict[str, tuple[float, ...]] = {}
@@ -135,9 +143,10 @@ def _waiting(p: PartitionContext, can_reserve: bool,
                 if wait is None or wait.kind != "queue" or wait.limit == "resources":
                     effective = value if fixed else pending.ask.priority + value
                     found.append((-effective, shares[queue.path], pending.added_at,
-                                  pending.seq, app, pending))
+                                  pending.seq, app, pending,
+                                  can_preempt and guaranteed[queue.path]))
     found.sort(key=lambda f: f[:4])
-    return [(app, pending) for *_, app, pending in found]
+    return [(app, pending, may) for *_, app, pending, may in found]
 
 
 def _limit_lifted(p: PartitionContext, app: Application, pending: PendingAsk) -> None:
