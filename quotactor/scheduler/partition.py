@@ -9,6 +9,7 @@ dependencies run one way. It is not thread-safe by itself; `Scheduler` serialise
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
@@ -112,9 +113,10 @@ class Partition:
         self.accounting.moved_on(app)
         if wait is not None:
             app.note(self.now(), "waiting", str(wait))
-            self.log.info("scheduler.app_waiting", app=app.application_id, kind=wait.kind,
-                          name=wait.name, queue=wait.queue_path, limit=wait.limit,
-                          ask=wait.ask, detail=wait.detail)
+            if self.log.isEnabledFor(logging.INFO):  # a replay changes millions of reasons
+                self.log.info("scheduler.app_waiting", app=app.application_id, kind=wait.kind,
+                              name=wait.name, queue=wait.queue_path, limit=wait.limit,
+                              ask=wait.ask, detail=wait.detail)
 
     # -- nodes -----------------------------------------------------------------------------
 
