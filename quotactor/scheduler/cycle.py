@@ -184,14 +184,21 @@ class Cycle:
             app: Application = heapq.heappop(heap)[-1]
             if self._still_held_by_full_queue(leaf, app):
                 continue
-            allocation = self._allocate_app(leaf, app)
-            if allocation is not None:
-                self.allocations.append(allocation)
-                if app.asks:
-                    self.p.fresh[app.application_id] = app
-                    heapq.heappush(heap, (*self._app_key(leaf, app), app))
+            allocation = None
+            counters = self._blockers(app)
+            if counters is not None:
+                # the room that woke it went to those before it in this cycle: it waits
+                # for the same thing as before, so it is not attempted
+                self._set_aside(leaf, app, counters)
             else:
-                self._park_if_blocked(leaf, app)
+                allocation = self._allocate_app(leaf, app)
+                if allocation is not None:
+                    self.allocations.append(allocation)
+                    if app.asks:
+                        self.p.fresh[app.application_id] = app
+                        heapq.heappush(heap, (*self._app_key(leaf, app), app))
+                else:
+                    self._park_if_blocked(leaf, app)
             for following in self._chained(leaf):
                 self._take(leaf, heap, following)
             if allocation is not None:

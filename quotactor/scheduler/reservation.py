@@ -205,7 +205,10 @@ def allocate_reserved(p: PartitionContext) -> list[Allocation]:
             unreserve(p, reservation, "node gone or too small")
             continue
         count = None if app.tracked else p.accounting.count_wait(app)
-        if count is not None:  # a new application's count comes first, as in the walk
+        if count is not None:  # a new application's count comes first and holds it whole,
+            token = p.accounting.token(count)  # as in the walk
+            for held in app.asks.values():
+                held.wait, held.blocked = count, token
             _held(p, app, reservation, count, now)
             continue
         target = node if node.schedulable and node.fits(pending.ask.resource) else None
