@@ -204,13 +204,6 @@ def allocate_reserved(p: PartitionContext) -> list[Allocation]:
         if node is None or not pending.ask.resource.fits_within_strict(node.capacity):
             unreserve(p, reservation, "node gone or too small")
             continue
-        count = None if app.tracked else p.accounting.count_wait(app)
-        if count is not None:  # a new application's count comes first and holds it whole,
-            token = p.accounting.token(count)  # as in the walk
-            for held in app.asks.values():
-                held.wait, held.blocked = count, token
-            _held(p, app, reservation, count, now)
-            continue
         target = node if node.schedulable and node.fits(pending.ask.resource) else None
         if target is None and reservation.required:
             if node.fits(pending.ask.resource):  # room, but the node takes no work now
@@ -222,6 +215,13 @@ def allocate_reserved(p: PartitionContext) -> list[Allocation]:
             target = p.nodes.find_fit(pending.ask.resource)
         if target is None:
             reservation.held_since = None
+            continue
+        count = None if app.tracked else p.accounting.count_wait(app)
+        if count is not None:  # a new application's count comes first and holds it whole,
+            token = p.accounting.token(count)  # as in the walk
+            for held in app.asks.values():
+                held.wait, held.blocked = count, token
+            _held(p, app, reservation, count, now)
             continue
         result = allocate(p, app, pending, target)
         if isinstance(result, Allocation):
