@@ -79,6 +79,8 @@ class Accounting:
         self.ugm = ugm
         self.exhaustive = exhaustive
         """The reference mode (`SchedulerOptions.exhaustive_retries`): nothing is settled."""
+        self.preemption_enabled = True
+        """The partition's `preemption` setting (the partition keeps it current)."""
         self.nodes = nodes
         self.calls = 0
         self.releases = 0
@@ -214,8 +216,10 @@ class Accounting:
     def _settled(self, app: Application) -> bool:
         """Whether the end of a cycle would pass `app` over until one of its counters moves:
         every ask waits for a queue's application count (which that step never offers to
-        reservation or preemption), or for a user or group limit whose counter is unmoved
-        (the step only looks again at those whose counter moved)."""
+        reservation or preemption), for a user or group limit whose counter is unmoved (the
+        step only looks again at those whose counter moved), or for a queue's maximum that
+        has not moved where no preemption can help (no reservation is made above a queue's
+        maximum)."""
         for pending in app.asks.values():
             wait = pending.wait
             if wait is None:
@@ -223,11 +227,21 @@ class Accounting:
             if wait.kind == "queue" and wait.limit == "applications":
                 continue
             token = pending.blocked
-            if wait.kind in ("user", "group") and token is not None \
-                    and self.still_blocked(token):
+            if token is None or not self.still_blocked(token):
+                return False
+            if wait.kind in ("user", "group"):
+                continue
+            if wait.kind == "queue" and not self._may_preempt(app):
                 continue
             return False
         return True
+
+    def _may_preempt(self, app: Application) -> bool:
+        """Whether an ask of `app` could preempt: preemption is on and a queue at or above
+        its leaf has a guarantee (as `may_preempt` requires before anything else)."""
+        leaf = app.queue
+        return self.preemption_enabled and leaf is not None \
+            and any(q.guaranteed for q in leaf.lineage())
 
     def ready(self, leaf: Queue) -> list[Application]:
         """The pending applications of `leaf` that may be worth trying: those made ready

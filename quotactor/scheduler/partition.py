@@ -77,6 +77,7 @@ class Partition:
         """Applications whose asks changed since the scheduler last said why they wait."""
         self.accounting = Accounting(ugm, self.nodes,
                                      exhaustive=options.exhaustive_retries)
+        self.accounting.preemption_enabled = spec.preemption_enabled
         self.log = partition_logger(spec.name)
         self.deadlines = Deadlines()
         self.contention = Contention()
@@ -363,6 +364,7 @@ class Partition:
     def apply(self, spec: PartitionSpec) -> None:
         """A new configuration for this partition; running work is not disturbed."""
         self.spec = spec
+        self.accounting.preemption_enabled = spec.preemption_enabled
         self.status = "Active"
         self.nodes.set_policy(spec.node_sort_policy)
         self.placement = Placement(spec.rules)

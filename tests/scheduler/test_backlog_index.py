@@ -108,3 +108,53 @@ def test_applications_that_ran_are_not_kept_for_screening(start_scheduler) -> No
         s.remove_application(f"u{i}-job")
     s.schedule()
     assert accounting.screened_count() == 0
+
+
+CAPPED = """
+partitions:
+  - name: default
+    placementrules:
+      - name: provided
+    queues:
+      - name: root
+        submitacl: '*'
+        queues:
+          - name: small
+            resources:
+              max: {{vcore: "2"}}{guarantee}
+          - name: big
+"""
+
+
+def _capped_backlog(start_scheduler, monkeypatch, backlog: int, guarantee: str = "") -> list[int]:
+    """A queue at its maximum with `backlog` jobs waiting; then another queue's job ends."""
+    s = start_scheduler(CAPPED.format(guarantee=guarantee))
+    s.add_node("n1", {"vcore": 64000})
+    s.submit("holder", SUE, queue="root.small", asks=[Ask("k", {"vcore": 2000})])
+    s.submit("other", UserGroup("bob"), queue="root.big", asks=[Ask("k", ONE)])
+    s.schedule()
+    for i in range(backlog):
+        s.submit(f"w{i}", UserGroup(f"u{i}"), queue="root.small", asks=[Ask("k", ONE)])
+    s.schedule()
+    s.schedule()
+    sizes = _screened(monkeypatch)
+    s.remove_application("other")
+    s.schedule()
+    wait = s.why_pending(f"w{backlog - 1}")
+    assert (wait.kind, wait.limit) == ("queue", "resources")
+    return sizes
+
+
+@pytest.mark.parametrize("backlog", [20, 400])
+def test_a_backlog_held_by_a_queue_maximum_is_not_screened(start_scheduler, monkeypatch,
+                                                           backlog: int) -> None:
+    """Nothing at the end of a cycle can lift a queue's maximum where no preemption can help
+    (no reservation is made above it): those jobs are settled until the queue releases."""
+    assert sum(_capped_backlog(start_scheduler, monkeypatch, backlog)) == 0
+
+
+def test_under_a_guarantee_a_queue_maximum_backlog_is_screened(start_scheduler,
+                                                              monkeypatch) -> None:
+    """Where preemption may act, the end of a cycle still offers them to it."""
+    guarantee = '\n              guaranteed: {vcore: "1"}'
+    assert sum(_capped_backlog(start_scheduler, monkeypatch, 20, guarantee)) == 20
