@@ -93,6 +93,8 @@ class Accounting:
         """Per leaf, the pending applications that are not settled (see `screened`)."""
         self._epoch_seen = nodes.epoch
         self._shapes: dict[str, Resource] = {}
+        self._room_shapes: dict[str, dict[str, Resource]] = {}
+        """Per queue, the sizes its maximum holds back (see `room_counter`)."""
         self._parkings = 0
         self._parkings_made = 0
         self._sweep_at = _MIN_SWEEP
@@ -178,6 +180,11 @@ class Accounting:
             for queue in app.queue.lineage():
                 self._by_queue[queue.path] += 1
                 self._wake(("queue", queue.path))
+                shapes = self._room_shapes.get(queue.path, {})
+                for key, shape in list(shapes.items()):
+                    if queue.admits(shape):
+                        del shapes[key]
+                        self._wake(("room", key))
         self._wake(("any", ""))
 
     # -- the backlog index ---------------------------------------------------------------
@@ -267,6 +274,14 @@ class Accounting:
         key = str(shape)
         self._shapes[key] = shape
         return ("node", key)
+
+    def room_counter(self, queue_path: str, shape: Resource) -> Counter:
+        """The counter for asks of `shape` that `queue_path`'s maximum holds back: it moves
+        only when a release there leaves room for `shape` under that maximum, so a release
+        of one vcore does not wake every job waiting for sixty-four."""
+        key = f"{queue_path} {shape}"
+        self._room_shapes.setdefault(queue_path, {})[key] = shape
+        return ("room", key)
 
     def park(self, app: Application, counters: Iterable[Counter]) -> None:
         """Set `app` aside until one of `counters` moves (every ask waits on one of them)."""

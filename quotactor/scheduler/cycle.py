@@ -286,14 +286,23 @@ class Cycle:
         for pending in app.asks.values():
             token = pending.blocked
             ask = pending.ask
+            wait = pending.wait
             if token is not None and accounting.still_blocked(token):
                 if token[0] == "node" and ask.required_node is None:
                     counters.add(accounting.node_counter(ask.resource))
+                elif _held_by_maximum(wait):
+                    counters.add(accounting.room_counter(token[1], ask.resource))
                 else:
                     counters.add((token[0], token[1]))
                 continue
-            if not app.tracked and _held_by_count(pending.wait):
+            if not app.tracked and _held_by_count(wait):
                 return None  # its count comes first, and only the walk knows it in order
+            if _held_by_maximum(wait) and (queue := app.queue) is not None:
+                over = queue.over_max(ask.resource)
+                if over is not None and token is not None and over.path == token[1]:
+                    # the release there left no room for it: it waits as before, unattempted
+                    counters.add(accounting.room_counter(over.path, ask.resource))
+                    continue
             if ask.required_node is None and unfit(ask.resource):
                 counters.add(accounting.node_counter(ask.resource))
                 if pending.wait is None or pending.wait.kind != "node":
@@ -406,6 +415,11 @@ class Cycle:
             pending.wait = wait
         self.p.set_wait(app, wait)
 
+
+
+def _held_by_maximum(wait: Wait | None) -> bool:
+    """Whether `wait` is a queue's `resources.max`."""
+    return wait is not None and wait.kind == "queue" and wait.limit == "resources"
 
 
 def _held_by_count(wait: Wait | None) -> bool:

@@ -175,6 +175,15 @@ class Queue:
                     return queue
         return None
 
+    def admits(self, resource: Resource) -> bool:
+        """Whether `resource` fits under this queue's own `resources.max` (ancestors aside)."""
+        limit = self.max_resources
+        if limit is None:
+            return True
+        used = self.allocated
+        return all(used.get(name, 0) + quantity <= limit.get(name, used.get(name, 0) + quantity)
+                   for name, quantity in resource.items())
+
     def full_of_apps(self, application_id: str) -> Queue | None:
         """The first queue, leaf to root, whose `maxapplications` a new application would break."""
         for queue in self.lineage():

@@ -208,3 +208,30 @@ def test_nobody_reading_wait_changes_keeps_none(start_scheduler) -> None:
         s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
     s.schedule()
     assert s._partition("default").accounting.changed_waits == {}
+
+
+def test_a_small_release_under_a_queue_maximum_does_not_wake_jobs_too_big_for_it(
+        start_scheduler, monkeypatch) -> None:
+    """Jobs held by a queue's maximum wait for room of their size under it, as jobs held by
+    the nodes do: a release of one vcore wakes the one-vcore jobs, not those of eight."""
+    s = start_scheduler(PLAIN.replace("          - name: work\n",
+                                      "          - name: work\n"
+                                      "            resources: {max: {vcore: \"10\"}}\n"))
+    s.add_node("n1", {"vcore": 64000})
+    s.submit("holder", SUE, queue="root.work", asks=[Ask("k", {"vcore": 9000})])
+    s.submit("tiny", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    for i in range(30):
+        s.submit(f"eight-{i}", UserGroup(f"u{i}"), queue="root.work",
+                 asks=[Ask("k", {"vcore": 8000})])
+    s.submit("one", UserGroup("kim"), queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    assert (s.why_pending("one").kind, s.why_pending("eight-3").kind) == ("queue", "queue")
+    seen = _looked_at(monkeypatch)
+    s.remove_application("tiny")
+    assert [a.application_id for a in s.schedule()] == ["one"]
+    assert seen == ["one"]  # the 30 jobs of 8 vcore are not looked at
+    seen.clear()
+    s.remove_application("holder")
+    assert [a.application_id for a in s.schedule()] == ["eight-0"]
+    assert sorted(set(seen)) == sorted(f"eight-{i}" for i in range(30))
