@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
+from quotactor.actors.batch import deliver_batch
 from quotactor.actors.boundary import translate, translated
 from quotactor.actors.config import ApplyConfig, ConfigActor
 from quotactor.actors.manager import Applied, ManagerActor, ReadPlan, SnapshotPlan
@@ -31,6 +32,7 @@ from quotactor.actors.messages import (
     Shutdown,
     Stats,
     Ticket,
+    UserBatch,
 )
 from quotactor.actors.runtime import (
     Busy,
@@ -38,13 +40,12 @@ from quotactor.actors.runtime import (
     WorkerPool,
     call,
     here,
-    holding,
     on_main_thread,
     stop,
     submit,
     unguarded,
 )
-from quotactor.actors.user_tracker import Result, decide
+from quotactor.actors.user_tracker import Result
 from quotactor.config.model import SchedulerConfig
 from quotactor.core.changes import UsageDecrease, UsageIncrease
 from quotactor.core.decision import Decision
@@ -457,44 +458,23 @@ def _route_and_deliver(
     routed = here(manager, Route(items, deadline, None))
     routing: Routing = (_route_queued(manager, items, deadline)
                         if isinstance(routed, Busy) else routed)
-    shares = routing.shares
-    if len(items) == 1:  # a single call: one share at most, or its refusal
+    if len(items) == 1:  # a single call: one routed item at most, or its refusal
         if routing.refused:
             raise routing.refused[0][1]
-        if not shares:
+        if not routing.routed:
             return [None]
-        ref, share = shares[0]
-        [answer] = call(ref, share, _left(deadline))
+        ref, msg = routing.routed[0]
+        [answer] = call(ref, UserBatch((msg,), deadline), _left(deadline))
         if isinstance(answer, Exception):
             raise answer
         return [answer]
-    results: list[Decision | None] = [None] * len(items)
-    failure: Exception | None = routing.refused[0][1] if routing.refused else None
-    answered: list[Sequence[Result] | None] = [None] * len(shares)
-    if len(shares) > 1:  # a batch: every idle user tracker held at once, one claim each
-        def run_held(held: list[int]) -> None:
-            if held:
-                done = decide([(shares[i][0], shares[i][1].items) for i in held], deadline)
-                for i, answers in zip(held, done, strict=True):
-                    answered[i] = answers
-
-        holding([ref for ref, _ in shares], run_held)
-    for (ref, share), got in zip(shares, answered, strict=True):
-        if got is None:  # a batch of one user's share, or a busy tracker: its own message
-            try:
-                got = call(ref, share, _left(deadline))
-            except Exception as exc:
-                failure = failure or exc
-                continue
-        assert got is not None
-        for item, answer in zip(share.items, got, strict=True):
-            if isinstance(answer, Exception):
-                failure = failure or answer
-            else:
-                results[item.position] = answer
+    results: list[Result] = [None] * len(items)
+    failure = deliver_batch(routing.routed, results, deadline)
+    if routing.refused:
+        failure = routing.refused[0][1]
     if failure is not None:
         raise failure
-    return results
+    return results  # type: ignore[return-value]  # no exception is left in it
 
 
 def _route_queued(

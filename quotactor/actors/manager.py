@@ -55,7 +55,6 @@ from quotactor.actors.messages import (
     SnapshotPart,
     Stats,
     SwitchTable,
-    UserBatch,
     UserDecrease,
     UserIncrease,
 )
@@ -222,49 +221,32 @@ class ManagerActor(Actor[ManagerMessage]):
         return slot
 
     def _route(self, msg: Route) -> Routing:
-        """Route every item as if sent alone; each user gets its share in one message.
+        """Route every item as if sent alone, in the caller's order: each routed item with the
+        user tracker it goes to.
 
-        Items not routed (a decrease for a user with nothing tracked) have no share: their
+        Items not routed (a decrease for a user with nothing tracked) are left out: their
         answer is None. An item that cannot be routed (an application id of another user) is
         refused with its error and changes nothing.
         """
         if msg.ticket is not None and not msg.ticket.take():
-            return Routing((), ())  # the sender gave up waiting: route nothing of it
-        if len(msg.items) == 1:  # a single call: the same steps, without the grouping
-            item = msg.items[0]
-            try:
-                routed = (self._route_increase(0, item) if isinstance(item, Increase)
-                          else self._route_decrease(0, item))
-            except Exception as exc:
-                return Routing((), ((0, exc),))
-            if routed is None:
-                return Routing((), ())
-            return Routing(((routed[0].ref, UserBatch((routed[1],), msg.deadline)),), ())
-        shares: dict[str, tuple[_Slot, list[UserIncrease | UserDecrease]]] = {}
+            return Routing([], [])  # the sender gave up waiting: route nothing of it
+        routed: list[tuple[UserTrackerActor, UserIncrease | UserDecrease]] = []
         refused: list[tuple[int, Exception]] = []
         for position, item in enumerate(msg.items):
             try:
-                routed = (
-                    self._route_increase(position, item) if isinstance(item, Increase)
-                    else self._route_decrease(position, item)
-                )
+                if isinstance(item, Increase):
+                    routed.append(self._route_increase(position, item))
+                else:
+                    one = self._route_decrease(position, item)
+                    if one is not None:
+                        routed.append(one)
             except Exception as exc:
                 refused.append((position, exc))
-                continue
-            if routed is not None:
-                slot, user_msg = routed
-                share = shares.get(item.user.user)
-                if share is None:
-                    shares[item.user.user] = (slot, [user_msg])
-                else:
-                    share[1].append(user_msg)
-        return Routing(
-            tuple((slot.ref, UserBatch(tuple(items), msg.deadline))
-                  for slot, items in shares.values()),
-            tuple(refused),
-        )
+        return Routing(routed, refused)
 
-    def _route_increase(self, position: int, msg: Increase) -> tuple[_Slot, UserIncrease]:
+    def _route_increase(
+        self, position: int, msg: Increase
+    ) -> tuple[UserTrackerActor, UserIncrease]:
         name = msg.user.user
         owner = self.owners.get(msg.app)
         if owner is not None and owner != name:
@@ -278,10 +260,10 @@ class ManagerActor(Actor[ManagerMessage]):
         else:
             group = table.resolve_group(ancestors(msg.parts), msg.user.groups)
         # Nothing above changed anything; nothing below can fail but a failed allocation.
-        user = self._user_slot(name)
+        user = self.users.get(name) or self._user_slot(name)
         group_ref = None
         if group is not None:
-            slot = self._group_slot(group)
+            slot = self.groups.get(group) or self._group_slot(group)
             slot.routed += 1
             group_ref = slot.ref
         if app_links is None:
@@ -289,11 +271,12 @@ class ManagerActor(Actor[ManagerMessage]):
         app_links[msg.app] = group
         self.owners[msg.app] = name
         user.routed += 1
-        return user, UserIncrease(position, msg.parts, msg.app, msg.usage, group, group_ref, table)
+        return user.ref, UserIncrease(position, msg.parts, msg.app, msg.usage, group, group_ref,
+                                      table)
 
     def _route_decrease(
         self, position: int, msg: Decrease
-    ) -> tuple[_Slot, UserDecrease] | None:
+    ) -> tuple[UserTrackerActor, UserDecrease] | None:
         name = msg.user.user
         user = self.users.get(name)
         if user is None:
@@ -312,7 +295,7 @@ class ManagerActor(Actor[ManagerMessage]):
         else:
             slot.routed += 1
         user.routed += 1
-        return user, UserDecrease(
+        return user.ref, UserDecrease(
             position, msg.parts, msg.app, msg.usage, msg.remove_app, group,
             None if slot is None else slot.ref,
         )

@@ -47,7 +47,7 @@ class Decrease(NamedTuple):
 class Route(NamedTuple):
     """Route increases and decreases (one, or a scheduler cycle's batch).
 
-    The answer is a `Routing`: one `(user tracker, UserBatch)` share per user, for the sender to
+    The answer is a `Routing`: each routed item with its user tracker, for the sender to
     deliver (the manager counts them in flight and never waits on a tracker itself), and the
     items refused before routing.
     """
@@ -60,8 +60,12 @@ class Route(NamedTuple):
 
 
 class Routing(NamedTuple):
-    shares: tuple[tuple[UserTrackerActor, UserBatch], ...]
-    refused: tuple[tuple[int, Exception], ...]
+    """The manager's answer to a `Route`: the routed items in the caller's order, each with
+    the user tracker it goes to, and the items refused before routing (by position). Its
+    lists belong to the sender."""
+
+    routed: list[tuple[UserTrackerActor, UserIncrease | UserDecrease]]
+    refused: list[tuple[int, Exception]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,200 @@
+"""A batch's delivery: its items decided on the sender's thread, holding their trackers.
+
+After the manager's route (one step for the whole batch), the sender claims every idle user
+tracker the batch names, then every idle group tracker those users' items name
+(`runtime.holding`, nested: invariant 7; it never waits for a claim), and decides each item
+whose user and group it holds directly, in the caller's order, the way the reference model
+does: check the user side, check the group side, apply the user side (journaled), apply the
+group side, and undo the user side if that fails. Nobody else sees a tracker the sender holds,
+so this is what the user tracker's handler asking the group would do, without a group message,
+an open journal per item or a status per round: one claim per tracker per batch, and one
+report step per batch for the trackers it left empty.
+
+A held user with an item for a busy group is decided by `user_tracker.decide` once the groups
+are released (it sends that group a message and may wait for it, which a thread holding groups
+must not do: the group could be one it holds); a busy user gets its items as one message. Each
+user's items stay in the caller's order on every path; items of different users are
+independent (as if sent by different callers).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from quotactor.actors.group_tracker import GroupTrackerActor
+from quotactor.actors.messages import Idle, UserBatch, UserDecrease, UserIncrease
+from quotactor.actors.runtime import call, holding
+from quotactor.actors.user_tracker import Result, UserChange, UserTrackerActor, decide
+from quotactor.core.decision import ACCEPTED, Decision
+from quotactor.core.journal import Journal
+from quotactor.logs import get_logger
+
+__all__ = ["Routed", "deliver_batch"]
+
+log = get_logger()
+
+Routed = tuple[UserTrackerActor, UserChange]
+"""A routed item: the user tracker it goes to, and its message (`position` places its answer)."""
+
+
+def deliver_batch(
+    routed: Sequence[Routed], results: list[Result], deadline: float
+) -> Exception | None:
+    """Decide every routed item, writing each answer at its position in `results`; the first
+    item's failure, if any (every item is decided all the same)."""
+    users = list(dict.fromkeys([ref for ref, _ in routed]))
+    failures: list[Exception] = []
+    busy: dict[UserTrackerActor, list[UserChange]] = {}
+
+    def with_users(held: list[int]) -> None:
+        mine: Sequence[Routed] = routed
+        if len(held) < len(users):
+            held_users = {users[i] for i in held}
+            mine = [(ref, msg) for ref, msg in routed if ref in held_users]
+            for ref, msg in routed:
+                if ref not in held_users:
+                    busy.setdefault(ref, []).append(msg)
+            if not mine:
+                return
+        groups = list(dict.fromkeys([msg.group_ref for _, msg in mine
+                                     if msg.group_ref is not None]))
+        later = holding(groups, lambda gheld: _decide_held(mine, groups, gheld, results,
+                                                           failures))
+        if later:
+            shares = list(later.items())
+            for (_, changes), answers in zip(shares, decide(shares, deadline), strict=True):
+                _settle(changes, answers, results, failures)
+
+    holding(users, with_users)
+    for ref, changes in busy.items():  # busy user trackers (or the main thread): a message each
+        try:
+            answers = call(ref, UserBatch(tuple(changes), deadline), _left(deadline))
+        except Exception as exc:
+            failures.append(exc)
+            continue
+        _settle(changes, answers, results, failures)
+    return failures[0] if failures else None
+
+
+def _settle(changes: Sequence[UserChange], answers: Sequence[Result], results: list[Result],
+            failures: list[Exception]) -> None:
+    for msg, answer in zip(changes, answers, strict=True):
+        if isinstance(answer, Exception):
+            failures.append(answer)
+        else:
+            results[msg.position] = answer
+
+
+def _decide_held(
+    mine: Sequence[Routed], groups: list[GroupTrackerActor], gheld: list[int],
+    results: list[Result], failures: list[Exception],
+) -> dict[UserTrackerActor, list[UserChange]]:
+    """Decide the items of the held users whose groups are all held; the others' items, by
+    user, for `decide` once the groups are released."""
+    later: dict[UserTrackerActor, list[UserChange]] = {}
+    if len(gheld) < len(groups):
+        held_groups = {groups[i] for i in gheld}
+        blocked = {ref for ref, msg in mine
+                   if msg.group_ref is not None and msg.group_ref not in held_groups}
+        direct: list[Routed] = []
+        for ref, msg in mine:
+            if ref in blocked:
+                later.setdefault(ref, []).append(msg)
+            else:
+                direct.append((ref, msg))
+        groups = [groups[i] for i in gheld]
+        mine = direct
+    for tracker, msg in mine:
+        tracker.handled += 1
+        group_ref = msg.group_ref
+        if group_ref is not None:
+            group_ref.handled += 1
+        result = (_increase(tracker, msg, group_ref) if isinstance(msg, UserIncrease)
+                  else _decrease(tracker, msg, group_ref))
+        if isinstance(result, Exception):
+            failures.append(result)
+        else:
+            results[msg.position] = result
+    _report(dict.fromkeys([tracker for tracker, _ in mine]), groups)
+    return later
+
+
+def _increase(tracker: UserTrackerActor, msg: UserIncrease,
+              group_ref: GroupTrackerActor | None) -> Result:
+    """One increase, user and group held: both change or neither."""
+    state = tracker.state
+    _, parts, app, usage, group, _, table = msg
+    try:
+        refusal = state.check_increase(table, parts, app, usage)
+        if group_ref is None:
+            if refusal is None:
+                state.increase(parts, app, usage, group)  # atomic on its own
+                return ACCEPTED
+        else:
+            group_state = group_ref.state
+            if refusal is None:
+                refusal = group_state.check_increase(table, parts, app, usage)
+            if refusal is None:
+                journal = Journal()
+                try:
+                    state.increase(parts, app, usage, group, journal)
+                    group_state.increase(parts, app, usage, state.name)  # atomic on its own
+                except BaseException:
+                    journal.rollback()
+                    raise
+                return ACCEPTED
+    except Exception as exc:
+        log.exception("increase_failed", user=state.name, app=app)
+        return exc
+    log.info("increase_refused", user=state.name, app=app, queue=".".join(parts),
+             reason=str(refusal))
+    return Decision(False, refusal)
+
+
+def _decrease(tracker: UserTrackerActor, msg: UserDecrease,
+              group_ref: GroupTrackerActor | None) -> Result:
+    """One decrease, user and group held: both change or neither."""
+    state = tracker.state
+    _, parts, app, usage, remove_app, _, _ = msg
+    try:
+        if group_ref is None:
+            applied = state.decrease(parts, app, usage, remove_app)  # atomic on its own
+        else:
+            journal = Journal()
+            try:
+                applied = state.decrease(parts, app, usage, remove_app, journal)
+                if applied and not group_ref.state.decrease(parts, app, usage, remove_app):
+                    log.warning("decrease_ignored", group=group_ref.state.name, app=app,
+                                queue=".".join(parts), reason="not tracked")
+            except BaseException:
+                journal.rollback()
+                raise
+    except Exception as exc:
+        log.exception("decrease_failed", user=state.name, app=app)
+        tracker._relink(msg)
+        return exc
+    if not applied:
+        log.warning("decrease_ignored", user=state.name, app=app, queue=".".join(parts),
+                    reason="queue not tracked" if app in state.app_groups
+                    else "unknown application")
+    return None
+
+
+def _report(users: dict[UserTrackerActor, None], groups: Sequence[GroupTrackerActor]) -> None:
+    """The held trackers left empty, to the manager in one step (see `ManagerActor.reports`)."""
+    if not users:
+        return
+    reports: list[Idle] = []
+    for ref in groups:
+        if ref.state.is_empty():
+            reports.append(Idle("group", ref.state.name, ref, ref.handled))
+    for tracker in users:
+        if tracker.state.is_empty():
+            reports.append(Idle("user", tracker.state.name, tracker, tracker.handled))
+    if reports:
+        next(iter(users)).reports.extend(reports)  # every tracker of a partition shares it
+
+
+def _left(deadline: float) -> float:
+    return max(0.0, deadline - time.monotonic())
