@@ -262,20 +262,28 @@ class UserGroupManager:
         `InvalidRequest` and nothing is applied.
         """
         items: list[Increase | Decrease] = []
-        for change in changes:
-            if not isinstance(change, _CHANGES):
-                raise InvalidRequest(f"not a usage change: {change!r}")
-            parts = parse_queue_path(change.queue_path)
-            _check_app(change.application_id)
-            res = _resource(change.usage)
-            _check_user(change.user)
-            if isinstance(change, UsageIncrease):
-                items.append(Increase(parts, change.application_id, res, change.user))
-            else:
-                if res.has_negative():
-                    raise InvalidRequest(f"a decrease cannot carry negative quantities: {res}")
-                items.append(Decrease(parts, change.application_id, res, change.user,
-                                      bool(change.remove_app)))
+        of = Resource.of
+        try:  # the single calls' checks, inline: one pass, no call per check
+            for change in changes:
+                if not isinstance(change, _CHANGES):
+                    raise InvalidRequest(f"not a usage change: {change!r}")
+                parts = parse_queue_path(change.queue_path)
+                app = change.application_id
+                if type(app) is not str or not app or app.isspace():
+                    _check_app(app)  # the full check: raises for a bad id
+                res = of(change.usage)
+                user = change.user
+                if not isinstance(user, UserGroup):
+                    _check_user(user)  # raises: not a UserGroup
+                if isinstance(change, UsageIncrease):
+                    items.append(Increase(parts, app, res, user))
+                else:
+                    if res.has_negative():
+                        raise InvalidRequest(
+                            f"a decrease cannot carry negative quantities: {res}")
+                    items.append(Decrease(parts, app, res, user, bool(change.remove_app)))
+        except QuantityError as exc:
+            raise InvalidRequest(str(exc)) from exc
         if not items:
             return []
         started = time.perf_counter()

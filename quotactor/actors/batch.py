@@ -188,10 +188,10 @@ def _report(users: dict[UserTrackerActor, None], groups: Sequence[GroupTrackerAc
     reports: list[Idle] = []
     for ref in groups:
         if ref.state.is_empty():
-            reports.append(Idle("group", ref.state.name, ref, ref.handled))
+            reports.append(("group", ref.state.name, ref, ref.handled))
     for tracker in users:
         if tracker.state.is_empty():
-            reports.append(Idle("user", tracker.state.name, tracker, tracker.handled))
+            reports.append(("user", tracker.state.name, tracker, tracker.handled))
     if reports:
         next(iter(users)).reports.extend(reports)  # every tracker of a partition shares it
 

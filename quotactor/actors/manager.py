@@ -301,15 +301,31 @@ class ManagerActor(Actor[ManagerMessage]):
         )
 
     def _read_reports(self) -> None:
-        """Act on the trackers' reports, oldest first (only the manager's handler pops them)."""
-        reports = self.reports
+        """Act on the trackers' reports, oldest first (only the manager's handler pops them).
+
+        An `Idle` report retires its tracker if it is the live one of its name and has handled
+        every operation routed to it; a batch's reports come in one step, so this loop is tight.
+        """
+        reports, users, groups = self.reports, self.users, self.groups
         while reports:
             report = reports.popleft()
             try:
-                if isinstance(report, Idle):
-                    self._idle(report)
-                else:
+                if isinstance(report, Relink):
                     self._relink(report)
+                    continue
+                kind, name, ref, handled = report
+                if kind == "user":
+                    slot: _Slot | _GroupSlot | None = users.get(name)
+                    if slot is not None and slot.ref is ref and slot.routed == handled:
+                        self._retire(users, self.warm_users, name)
+                        for app in self.links.pop(name, ()):
+                            if self.owners.get(app) == name:
+                                del self.owners[app]
+                else:
+                    slot = groups.get(name)
+                    if slot is not None and slot.ref is ref and slot.routed == handled:
+                        self._retire(groups, self.warm_groups, name)
+                # else: retired already (or shut down), or more is on its way to it
             except Exception:  # a bug; the tracker stays live, which is safe
                 self.log.exception("report_failed", report=type(report).__name__)
 
@@ -318,20 +334,6 @@ class ManagerActor(Actor[ManagerMessage]):
             return
         self.links.setdefault(msg.user, {}).setdefault(msg.app, msg.group)
         self.owners.setdefault(msg.app, msg.user)
-
-    def _idle(self, msg: Idle) -> None:
-        slots: Mapping[str, _Slot | _GroupSlot] = (
-            self.users if msg.kind == "user" else self.groups)
-        slot = slots.get(msg.name)
-        if slot is None or slot.ref is not msg.ref or slot.routed != msg.handled:
-            return  # retired already (or shut down), or more is on its way to it
-        if msg.kind == "user":
-            self._retire(self.users, self.warm_users, msg.name)
-            for app in self.links.pop(msg.name, {}):
-                if self.owners.get(app) == msg.name:
-                    del self.owners[app]
-        else:
-            self._retire(self.groups, self.warm_groups, msg.name)
 
     def _retire(self, slots: dict[str, Any], warm: OrderedDict[str, Any], name: str) -> None:
         """Retire an empty tracker: gone from every view at once, its actor kept warm.

@@ -246,16 +246,12 @@ class GroupStatus(NamedTuple):
 # `ManagerActor.reports`)
 
 
-class Idle(NamedTuple):
-    """A tracker was empty after handling `handled` operations: retire it if that is every
-    operation the manager routed to it (`ref` tells this tracker from a later one of the same
-    name). Sent only when a tracker becomes empty, so a busy tracker costs the manager nothing
-    after routing."""
-
-    kind: Kind
-    name: str
-    ref: UserTrackerActor | GroupTrackerActor
-    handled: int
+Idle = tuple[Kind, str, "UserTrackerActor | GroupTrackerActor", int]
+"""(kind, name, ref, handled): a tracker was empty after handling `handled` operations: retire
+it if that is every operation the manager routed to it (`ref` tells this tracker from a later
+one of the same name). Sent only when a tracker becomes empty, so a busy tracker costs the
+manager nothing after routing. A plain tuple (a batch reports one per tracker it empties; a
+named tuple is built by a Python-level function), told from `Relink` by not being one."""
 
 
 class Relink(NamedTuple):

@@ -466,14 +466,22 @@ def holding(actors: Sequence[Actor[Any]], work: Callable[[list[int]], T]) -> T:
         return work(held)
     _held.depth += 1
     try:
-        for position, actor in enumerate(actors):
-            if actor._claim():
-                held.append(position)
+        for position, actor in enumerate(actors):  # `_claim`, inline: a batch claims many
+            with actor._lock:
+                if actor._busy or actor._stopped:
+                    continue
+                actor._busy = True
+            held.append(position)
         return work(held)
     finally:
         _held.depth -= 1
-        for position in held:
-            actors[position]._finish(0)
+        for position in held:  # `_finish(0)`, inline
+            actor = actors[position]
+            with actor._lock:
+                if not actor._items or actor._stopped:
+                    actor._busy = False
+                    continue
+            actor._pool.schedule(actor._run_batch)
 
 
 def unguarded(operation: Callable[[], T]) -> T:

@@ -108,7 +108,7 @@ class UserTrackerActor(Actor[UserMessage]):
     def _alone(self, msg: UserChange, deadline: float) -> tuple[Result]:
         """A single call's change: `decide`'s steps for one change, without its rounds."""
         result, change, journal = self._begin(msg)
-        idle_group = None
+        idle_group: Idle | None = None
         if change is not None and msg.group_ref is not None:
             status = _await(_ask(msg.group_ref, (change,), isinstance(change, GroupIncrease)),
                             deadline, msg.group)
@@ -116,14 +116,14 @@ class UserTrackerActor(Actor[UserMessage]):
                 if journal is not None:
                     result = self._end(msg, journal, status.outcomes[0])
                 if status.empty and msg.group is not None:
-                    idle_group = Idle("group", msg.group, msg.group_ref, status.handled)
+                    idle_group = ("group", msg.group, msg.group_ref, status.handled)
             elif journal is not None:
                 result = self._end(msg, journal, UNANSWERED if status is None else status)
         self.handled += 1
         if idle_group is not None:
             self.reports.append(idle_group)
         if self.state.is_empty():
-            self.reports.append(Idle("user", self.state.name, self, self.handled))
+            self.reports.append(("user", self.state.name, self, self.handled))
         return (result,)
 
     # -- one change: the user side before the group's word, and after it ----------------
@@ -258,11 +258,11 @@ def decide(
     reports: list[Idle] = []
     for ref, (name, status) in emptied.items():
         if status.empty:
-            reports.append(Idle("group", name, ref, status.handled))
+            reports.append(("group", name, ref, status.handled))
     for tracker, changes in shares:
         tracker.handled += len(changes)
         if tracker.state.is_empty():
-            reports.append(Idle("user", tracker.state.name, tracker, tracker.handled))
+            reports.append(("user", tracker.state.name, tracker, tracker.handled))
     if reports:
         shares[0][0].reports.extend(reports)  # every tracker of a partition shares the queue
     return results
