@@ -27,7 +27,14 @@ from quotactor.actors.messages import Idle, UserBatch, UserDecrease, UserIncreas
 from quotactor.actors.runtime import call, holding
 from quotactor.actors.user_tracker import Result, UserChange, UserTrackerActor, decide
 from quotactor.core.decision import ACCEPTED, Decision
-from quotactor.core.journal import Journal
+from quotactor.core.tracker import (
+    APPLIED,
+    GROUP_UNTRACKED,
+    GroupTrackerState,
+    UserTrackerState,
+    decrease_both,
+    increase_both,
+)
 from quotactor.logs import get_logger
 
 __all__ = ["Routed", "deliver_batch"]
@@ -108,77 +115,46 @@ def _decide_held(
     for tracker, msg in mine:
         tracker.handled += 1
         group_ref = msg.group_ref
+        group = None
         if group_ref is not None:
             group_ref.handled += 1
-        result = (_increase(tracker, msg, group_ref) if isinstance(msg, UserIncrease)
-                  else _decrease(tracker, msg, group_ref))
-        if isinstance(result, Exception):
-            failures.append(result)
-        else:
-            results[msg.position] = result
+            group = group_ref.state
+        state = tracker.state
+        try:
+            if isinstance(msg, UserIncrease):
+                refusal = increase_both(state, group, msg.table, msg.parts, msg.app, msg.usage,
+                                        msg.group)
+                if refusal is None:
+                    results[msg.position] = ACCEPTED
+                else:
+                    log.info("increase_refused", user=state.name, app=msg.app,
+                             queue=".".join(msg.parts), reason=str(refusal))
+                    results[msg.position] = Decision(False, refusal)
+            else:
+                outcome = decrease_both(state, group, msg.parts, msg.app, msg.usage,
+                                        msg.remove_app)
+                if outcome != APPLIED:
+                    _ignored(state, group, msg, outcome)
+        except Exception as exc:  # nothing of the item changed
+            log.exception("change_failed", user=state.name, app=msg.app)
+            if isinstance(msg, UserDecrease):
+                tracker.relink(msg)
+            failures.append(exc)
     _report(dict.fromkeys([tracker for tracker, _ in mine]), groups)
     return later
 
 
-def _increase(tracker: UserTrackerActor, msg: UserIncrease,
-              group_ref: GroupTrackerActor | None) -> Result:
-    """One increase, user and group held: both change or neither."""
-    state = tracker.state
-    _, parts, app, usage, group, _, table = msg
-    try:
-        refusal = state.check_increase(table, parts, app, usage)
-        if group_ref is None:
-            if refusal is None:
-                state.increase(parts, app, usage, group)  # atomic on its own
-                return ACCEPTED
-        else:
-            group_state = group_ref.state
-            if refusal is None:
-                refusal = group_state.check_increase(table, parts, app, usage)
-            if refusal is None:
-                journal = Journal()
-                try:
-                    state.increase(parts, app, usage, group, journal)
-                    group_state.increase(parts, app, usage, state.name)  # atomic on its own
-                except BaseException:
-                    journal.rollback()
-                    raise
-                return ACCEPTED
-    except Exception as exc:
-        log.exception("increase_failed", user=state.name, app=app)
-        return exc
-    log.info("increase_refused", user=state.name, app=app, queue=".".join(parts),
-             reason=str(refusal))
-    return Decision(False, refusal)
-
-
-def _decrease(tracker: UserTrackerActor, msg: UserDecrease,
-              group_ref: GroupTrackerActor | None) -> Result:
-    """One decrease, user and group held: both change or neither."""
-    state = tracker.state
-    _, parts, app, usage, remove_app, _, _ = msg
-    try:
-        if group_ref is None:
-            applied = state.decrease(parts, app, usage, remove_app)  # atomic on its own
-        else:
-            journal = Journal()
-            try:
-                applied = state.decrease(parts, app, usage, remove_app, journal)
-                if applied and not group_ref.state.decrease(parts, app, usage, remove_app):
-                    log.warning("decrease_ignored", group=group_ref.state.name, app=app,
-                                queue=".".join(parts), reason="not tracked")
-            except BaseException:
-                journal.rollback()
-                raise
-    except Exception as exc:
-        log.exception("decrease_failed", user=state.name, app=app)
-        tracker._relink(msg)
-        return exc
-    if not applied:
-        log.warning("decrease_ignored", user=state.name, app=app, queue=".".join(parts),
-                    reason="queue not tracked" if app in state.app_groups
+def _ignored(state: UserTrackerState, group: GroupTrackerState | None, msg: UserDecrease,
+             outcome: int) -> None:
+    """Say why a decrease changed nothing (or nothing of the group's), as the trackers do."""
+    if outcome == GROUP_UNTRACKED and group is not None:
+        log.warning("decrease_ignored", group=group.name, app=msg.app,
+                    queue=".".join(msg.parts), reason="not tracked")
+    else:
+        log.warning("decrease_ignored", user=state.name, app=msg.app,
+                    queue=".".join(msg.parts),
+                    reason="queue not tracked" if msg.app in state.app_groups
                     else "unknown application")
-    return None
 
 
 def _report(users: dict[UserTrackerActor, None], groups: Sequence[GroupTrackerActor]) -> None:

@@ -40,7 +40,6 @@ from typing import Any
 
 from quotactor.actors.group_tracker import GroupTrackerActor
 from quotactor.actors.messages import (
-    Decrease,
     Idle,
     Increase,
     ManagerMessage,
@@ -222,83 +221,74 @@ class ManagerActor(Actor[ManagerMessage]):
 
     def _route(self, msg: Route) -> Routing:
         """Route every item as if sent alone, in the caller's order: each routed item with the
-        user tracker it goes to.
+        user tracker it goes to. One tight loop for every item of a batch (the manager is what
+        every caller meets): the views in locals, no call per item but the group choice.
 
         Items not routed (a decrease for a user with nothing tracked) are left out: their
         answer is None. An item that cannot be routed (an application id of another user) is
-        refused with its error and changes nothing.
+        refused with its error and changes nothing: what can fail (the application id check,
+        the group choice) runs before the item's first change.
         """
         if msg.ticket is not None and not msg.ticket.take():
             return Routing([], [])  # the sender gave up waiting: route nothing of it
         routed: list[tuple[UserTrackerActor, UserIncrease | UserDecrease]] = []
         refused: list[tuple[int, Exception]] = []
+        table = self.applied.table
+        users, groups, links, owners = self.users, self.groups, self.links, self.owners
         for position, item in enumerate(msg.items):
+            name, app = item.user.user, item.app
             try:
                 if isinstance(item, Increase):
-                    routed.append(self._route_increase(position, item))
+                    owner = owners.get(app)
+                    if owner is not None and owner != name:
+                        raise InvalidRequest(
+                            f"application {app!r} is already running for user {owner!r} in"
+                            f" partition {self.partition!r}; application ids are unique in a"
+                            " partition")
+                    app_links = links.get(name)
+                    if app_links is not None and app in app_links:
+                        group = app_links[app]
+                    else:
+                        group = table.resolve_group(ancestors(item.parts), item.user.groups)
+                    # Nothing above changed anything; below, nothing can fail but an allocation.
+                    user = users.get(name) or self._user_slot(name)
+                    group_ref = None
+                    if group is not None:
+                        slot = groups.get(group) or self._group_slot(group)
+                        slot.routed += 1
+                        group_ref = slot.ref
+                    if app_links is None:
+                        app_links = links[name] = {}
+                    app_links[app] = group
+                    owners[app] = name
+                    user.routed += 1
+                    routed.append((user.ref, UserIncrease(
+                        position, item.parts, app, item.usage, group, group_ref, table)))
+                    continue
+                known = users.get(name)
+                if known is None:
+                    self.log.warning("decrease_ignored", user=name, app=app,
+                                     queue=".".join(item.parts), reason="unknown user")
+                    continue
+                app_links = links.get(name)
+                group = None if app_links is None else app_links.get(app)
+                if item.remove_app:
+                    if app_links is not None:
+                        app_links.pop(app, None)
+                    if owners.get(app) == name:
+                        del owners[app]
+                group_slot = groups.get(group) if group is not None else None
+                if group_slot is None:
+                    group = None
                 else:
-                    one = self._route_decrease(position, item)
-                    if one is not None:
-                        routed.append(one)
+                    group_slot.routed += 1
+                known.routed += 1
+                routed.append((known.ref, UserDecrease(
+                    position, item.parts, app, item.usage, item.remove_app, group,
+                    None if group_slot is None else group_slot.ref)))
             except Exception as exc:
                 refused.append((position, exc))
         return Routing(routed, refused)
-
-    def _route_increase(
-        self, position: int, msg: Increase
-    ) -> tuple[UserTrackerActor, UserIncrease]:
-        name = msg.user.user
-        owner = self.owners.get(msg.app)
-        if owner is not None and owner != name:
-            raise InvalidRequest(
-                f"application {msg.app!r} is already running for user {owner!r} in partition"
-                f" {self.partition!r}; application ids are unique in a partition")
-        table = self.applied.table
-        app_links = self.links.get(name)
-        if app_links is not None and msg.app in app_links:
-            group = app_links[msg.app]
-        else:
-            group = table.resolve_group(ancestors(msg.parts), msg.user.groups)
-        # Nothing above changed anything; nothing below can fail but a failed allocation.
-        user = self.users.get(name) or self._user_slot(name)
-        group_ref = None
-        if group is not None:
-            slot = self.groups.get(group) or self._group_slot(group)
-            slot.routed += 1
-            group_ref = slot.ref
-        if app_links is None:
-            app_links = self.links[name] = {}
-        app_links[msg.app] = group
-        self.owners[msg.app] = name
-        user.routed += 1
-        return user.ref, UserIncrease(position, msg.parts, msg.app, msg.usage, group, group_ref,
-                                      table)
-
-    def _route_decrease(
-        self, position: int, msg: Decrease
-    ) -> tuple[UserTrackerActor, UserDecrease] | None:
-        name = msg.user.user
-        user = self.users.get(name)
-        if user is None:
-            self.log.warning("decrease_ignored", user=name, app=msg.app,
-                             queue=".".join(msg.parts), reason="unknown user")
-            return None
-        app_links = self.links.get(name, {})
-        group = app_links.get(msg.app)
-        if msg.remove_app:
-            app_links.pop(msg.app, None)
-            if self.owners.get(msg.app) == name:
-                del self.owners[msg.app]
-        slot = self.groups.get(group) if group is not None else None
-        if slot is None:
-            group = None
-        else:
-            slot.routed += 1
-        user.routed += 1
-        return user.ref, UserDecrease(
-            position, msg.parts, msg.app, msg.usage, msg.remove_app, group,
-            None if slot is None else slot.ref,
-        )
 
     def _read_reports(self) -> None:
         """Act on the trackers' reports, oldest first (only the manager's handler pops them).

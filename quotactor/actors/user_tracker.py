@@ -156,7 +156,7 @@ class UserTrackerActor(Actor[UserMessage]):
         except Exception as exc:
             journal.rollback()
             log.exception("decrease_failed", user=state.name, app=msg.app)
-            self._relink(msg)
+            self.relink(msg)
             return exc, skip, None
         if not applied:
             log.warning("decrease_ignored", user=state.name, app=msg.app,
@@ -189,10 +189,10 @@ class UserTrackerActor(Actor[UserMessage]):
             log.warning("group_decrease_unanswered", user=self.state.name, group=msg.group)
             return None
         journal.rollback()
-        self._relink(msg)
+        self.relink(msg)
         return verdict if isinstance(verdict, Exception) else None
 
-    def _relink(self, msg: UserChange) -> None:
+    def relink(self, msg: UserChange) -> None:
         """A removal that failed (its journal rolled back, so the link is in place again): the
         manager forgot the app's group when it routed it; tell it the link stands."""
         if isinstance(msg, UserDecrease) and msg.remove_app:
