@@ -112,27 +112,30 @@ def _decide_held(
                 direct.append((ref, msg))
         groups = [groups[i] for i in gheld]
         mine = direct
-    for tracker, msg in mine:
+    for tracker, msg in mine:  # fields unpacked: cheaper than a named tuple's attributes
         tracker.handled += 1
-        group_ref = msg.group_ref
-        group = None
-        if group_ref is not None:
-            group_ref.handled += 1
-            group = group_ref.state
         state = tracker.state
         try:
             if isinstance(msg, UserIncrease):
-                refusal = increase_both(state, group, msg.table, msg.parts, msg.app, msg.usage,
-                                        msg.group)
+                position, parts, app, usage, group_name, group_ref, table = msg
+                group = None
+                if group_ref is not None:
+                    group_ref.handled += 1
+                    group = group_ref.state
+                refusal = increase_both(state, group, table, parts, app, usage, group_name)
                 if refusal is None:
-                    results[msg.position] = ACCEPTED
+                    results[position] = ACCEPTED
                 else:
-                    log.info("increase_refused", user=state.name, app=msg.app,
-                             queue=".".join(msg.parts), reason=str(refusal))
-                    results[msg.position] = Decision(False, refusal)
+                    log.info("increase_refused", user=state.name, app=app,
+                             queue=".".join(parts), reason=str(refusal))
+                    results[position] = Decision(False, refusal)
             else:
-                outcome = decrease_both(state, group, msg.parts, msg.app, msg.usage,
-                                        msg.remove_app)
+                _, parts, app, usage, remove_app, _, group_ref = msg
+                group = None
+                if group_ref is not None:
+                    group_ref.handled += 1
+                    group = group_ref.state
+                outcome = decrease_both(state, group, parts, app, usage, remove_app)
                 if outcome != APPLIED:
                     _ignored(state, group, msg, outcome)
         except Exception as exc:  # nothing of the item changed

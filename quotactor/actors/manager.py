@@ -236,9 +236,10 @@ class ManagerActor(Actor[ManagerMessage]):
         table = self.applied.table
         users, groups, links, owners = self.users, self.groups, self.links, self.owners
         for position, item in enumerate(msg.items):
-            name, app = item.user.user, item.app
             try:
                 if isinstance(item, Increase):
+                    parts, app, usage, who = item  # unpacked: cheaper than attributes
+                    name = who.user
                     owner = owners.get(app)
                     if owner is not None and owner != name:
                         raise InvalidRequest(
@@ -249,7 +250,7 @@ class ManagerActor(Actor[ManagerMessage]):
                     if app_links is not None and app in app_links:
                         group = app_links[app]
                     else:
-                        group = table.resolve_group(ancestors(item.parts), item.user.groups)
+                        group = table.resolve_group(ancestors(parts), who.groups)
                     # Nothing above changed anything; below, nothing can fail but an allocation.
                     user = users.get(name) or self._user_slot(name)
                     group_ref = None
@@ -263,16 +264,18 @@ class ManagerActor(Actor[ManagerMessage]):
                     owners[app] = name
                     user.routed += 1
                     routed.append((user.ref, UserIncrease(
-                        position, item.parts, app, item.usage, group, group_ref, table)))
+                        position, parts, app, usage, group, group_ref, table)))
                     continue
+                parts, app, usage, who, remove_app = item
+                name = who.user
                 known = users.get(name)
                 if known is None:
                     self.log.warning("decrease_ignored", user=name, app=app,
-                                     queue=".".join(item.parts), reason="unknown user")
+                                     queue=".".join(parts), reason="unknown user")
                     continue
                 app_links = links.get(name)
                 group = None if app_links is None else app_links.get(app)
-                if item.remove_app:
+                if remove_app:
                     if app_links is not None:
                         app_links.pop(app, None)
                     if owners.get(app) == name:
@@ -284,7 +287,7 @@ class ManagerActor(Actor[ManagerMessage]):
                     group_slot.routed += 1
                 known.routed += 1
                 routed.append((known.ref, UserDecrease(
-                    position, item.parts, app, item.usage, item.remove_app, group,
+                    position, parts, app, usage, remove_app, group,
                     None if group_slot is None else group_slot.ref)))
             except Exception as exc:
                 refused.append((position, exc))
