@@ -232,7 +232,7 @@ class UserGroupManager:
         res = _resource(usage)
         _check_user(user)
         started = time.perf_counter()
-        decision = self._apply((Increase(parts, application_id, res, user),))[0]
+        decision = self._apply(((parts, application_id, res, user),))[0]
         assert decision is not None
         self.metrics.record_increase(None if decision.ok else decision.refusal,
                                      time.perf_counter() - started)
@@ -249,7 +249,7 @@ class UserGroupManager:
         if res.has_negative():
             raise InvalidRequest(f"a decrease cannot carry negative quantities: {res}")
         _check_user(user)
-        self._apply((Decrease(parts, application_id, res, user, bool(remove_app)),))
+        self._apply(((parts, application_id, res, user, bool(remove_app)),))
         self.metrics.record_decreases()
 
     def apply_batch(
@@ -276,12 +276,12 @@ class UserGroupManager:
                 if not isinstance(user, UserGroup):
                     _check_user(user)  # raises: not a UserGroup
                 if isinstance(change, UsageIncrease):
-                    items.append(Increase(parts, app, res, user))
+                    items.append((parts, app, res, user))
                 else:
                     if res.has_negative():
                         raise InvalidRequest(
                             f"a decrease cannot carry negative quantities: {res}")
-                    items.append(Decrease(parts, app, res, user, bool(change.remove_app)))
+                    items.append((parts, app, res, user, bool(change.remove_app)))
         except QuantityError as exc:
             raise InvalidRequest(str(exc)) from exc
         if not items:

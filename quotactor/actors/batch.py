@@ -56,8 +56,10 @@ def deliver_batch(
 
     def with_users(held: list[int]) -> None:
         mine: Sequence[Routed] = routed
+        mine_users = users
         if len(held) < len(users):
-            held_users = {users[i] for i in held}
+            mine_users = [users[i] for i in held]
+            held_users = set(mine_users)
             mine = [(ref, msg) for ref, msg in routed if ref in held_users]
             for ref, msg in routed:
                 if ref not in held_users:
@@ -66,8 +68,8 @@ def deliver_batch(
                 return
         groups = list(dict.fromkeys([msg.group_ref for _, msg in mine
                                      if msg.group_ref is not None]))
-        later = holding(groups, lambda gheld: _decide_held(mine, groups, gheld, results,
-                                                           failures))
+        later = holding(groups, lambda gheld: _decide_held(mine, mine_users, groups, gheld,
+                                                           results, failures))
         if later:
             shares = list(later.items())
             for (_, changes), answers in zip(shares, decide(shares, deadline), strict=True):
@@ -94,11 +96,11 @@ def _settle(changes: Sequence[UserChange], answers: Sequence[Result], results: l
 
 
 def _decide_held(
-    mine: Sequence[Routed], groups: list[GroupTrackerActor], gheld: list[int],
-    results: list[Result], failures: list[Exception],
+    mine: Sequence[Routed], users: list[UserTrackerActor], groups: list[GroupTrackerActor],
+    gheld: list[int], results: list[Result], failures: list[Exception],
 ) -> dict[UserTrackerActor, list[UserChange]]:
-    """Decide the items of the held users whose groups are all held; the others' items, by
-    user, for `decide` once the groups are released."""
+    """Decide the items of the held `users` (those of `mine`) whose groups are all held; the
+    others' items, by user, for `decide` once the groups are released."""
     later: dict[UserTrackerActor, list[UserChange]] = {}
     if len(gheld) < len(groups):
         held_groups = {groups[i] for i in gheld}
@@ -111,6 +113,7 @@ def _decide_held(
             else:
                 direct.append((ref, msg))
         groups = [groups[i] for i in gheld]
+        users = [ref for ref in users if ref not in blocked]
         mine = direct
     for tracker, msg in mine:  # fields unpacked: cheaper than a named tuple's attributes
         tracker.handled += 1
@@ -143,7 +146,7 @@ def _decide_held(
             if isinstance(msg, UserDecrease):
                 tracker.relink(msg)
             failures.append(exc)
-    _report(dict.fromkeys([tracker for tracker, _ in mine]), groups)
+    _report(users, groups)
     return later
 
 
@@ -160,7 +163,7 @@ def _ignored(state: UserTrackerState, group: GroupTrackerState | None, msg: User
                     else "unknown application")
 
 
-def _report(users: dict[UserTrackerActor, None], groups: Sequence[GroupTrackerActor]) -> None:
+def _report(users: list[UserTrackerActor], groups: list[GroupTrackerActor]) -> None:
     """The held trackers left empty, to the manager in one step (see `ManagerActor.reports`)."""
     if not users:
         return
@@ -172,7 +175,7 @@ def _report(users: dict[UserTrackerActor, None], groups: Sequence[GroupTrackerAc
         if tracker.state.is_empty():
             reports.append(("user", tracker.state.name, tracker, tracker.handled))
     if reports:
-        next(iter(users)).reports.extend(reports)  # every tracker of a partition shares it
+        users[0].reports.extend(reports)  # every tracker of a partition shares it
 
 
 def _left(deadline: float) -> float:

@@ -29,19 +29,13 @@ Kind = Literal["user", "group"]
 # Facade -> manager
 
 
-class Increase(NamedTuple):
-    parts: tuple[str, ...]
-    app: str
-    usage: Resource
-    user: UserGroup
+Increase = tuple[tuple[str, ...], str, Resource, UserGroup]
+"""(parts, app, usage, user): an increase, validated by the facade."""
+Decrease = tuple[tuple[str, ...], str, Resource, UserGroup, bool]
+"""(parts, app, usage, user, remove_app): a decrease, validated by the facade.
 
-
-class Decrease(NamedTuple):
-    parts: tuple[str, ...]
-    app: str
-    usage: Resource
-    user: UserGroup
-    remove_app: bool
+Both are plain tuples, told apart by their length: a batch builds one per item, and a named
+tuple is built by a Python-level function."""
 
 
 class Route(NamedTuple):
