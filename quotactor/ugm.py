@@ -4,8 +4,9 @@ Arguments are validated here, on the caller's thread, before any message is sent
 raises `InvalidRequest` and the actors never see it. Every call waits (at most `timeout`
 seconds, one deadline for all its steps) until its effect is visible to any later call from any
 thread. A change is routed by the manager first, then delivered to the user tracker (which asks
-the group): user before group, always. Calls made on the main thread run on the relay thread
-(see `_perform`), and everything raised is a `QuotactorError`.
+the group): user before group, always. A batch is routed in one step and decided on the
+caller's thread, holding its idle trackers (`quotactor.actors.batch`). Calls made on the main
+thread run on the relay thread (see `_perform`), and everything raised is a `QuotactorError`.
 """
 
 from __future__ import annotations

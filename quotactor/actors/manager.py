@@ -1,10 +1,11 @@
 """The manager actor: creates, routes to and retires the trackers of one partition.
 
 The manager never blocks and never waits on a tracker: it stamps each operation with the limit
-table in force and the group the application counts for, and answers the sender with one share
-per user tracker, which the sender then delivers (a batch's sender runs the shares of the idle
-trackers itself, holding them all: `user_tracker.decide`). Trackers answer the sender. It runs
-on the pooled runtime, so an idle manager routes on the sender's own thread.
+table in force and the group the application counts for, and answers the sender with each item
+and the user tracker it goes to, in the caller's order (one step for a whole batch), which the
+sender then delivers (a batch's sender decides the items of the idle trackers itself, holding
+them and their groups: `quotactor.actors.batch`). Trackers answer the sender. It runs on the
+pooled runtime, so an idle manager routes on the sender's own thread.
 
 Retirement (the seed's "unlink race"): the manager counts, per tracker, the operations it has
 routed there; a tracker counts those it has handled, and tells the manager (`Idle`) when it is

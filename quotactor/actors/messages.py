@@ -3,9 +3,10 @@
 Most messages are asked (`call`): the handler's return value is the answer. A message that one
 actor sends and another answers (the manager plans a read, the trackers answer the facade)
 carries the `Reply` to answer on. Every tracker message carries the limit table it is to be
-judged under. The messages of every increase and decrease are named tuples: immutable like the
-frozen dataclasses of the rest, and three times cheaper to build, which shows at tens of
-thousands of operations per second.
+judged under. The messages of every increase and decrease are tuples: named tuples between
+actors, immutable like the frozen dataclasses of the rest and three times cheaper to build, and
+plain tuples (told apart by their length) from the facade to the manager and in retirement
+reports, cheaper still, which shows at tens of thousands of operations per second.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """The user tracker actor: one per user; the place where an increase is decided.
 
-`decide` runs the steps of one or more user trackers that the calling thread holds (a tracker's
-own handler holds one; a batch holds every idle tracker it routes to, see
-`runtime.holding`), so that a batch pays one claim per user tracker and one message per group
-per round, not one of each per item.
+`decide` runs the steps of one or more user trackers that the calling thread holds, asking
+their groups by message: a tracker's own handler (a single call, or a batch's share sent to a
+tracker that was busy), and a batch for its held users one of whose groups was busy. A batch
+whose trackers are all idle holds their groups too and decides without messages
+(`quotactor.actors.batch`).
 """
 
 from __future__ import annotations
@@ -223,13 +224,14 @@ def decide(
 ) -> list[list[Result]]:
     """Run each held user tracker's changes in order; the answers, aligned with `shares`.
 
-    The calling thread holds every tracker of `shares` (its own handler, or `holding`), so no
-    one else sees a revocable change. The changes go in rounds: round r takes the r-th change
-    of every tracker, applies the user sides, sends each group one `GroupBatch` of the round's
-    changes for it (user before group, always; a group never waits, so neither does this for
-    long), then keeps or undoes each user side by the group's word. A tracker's next change is
-    checked only once its previous one is settled, exactly as if each came alone; most batches
-    name each user once and are one round. At the end, the trackers and groups left empty are
+    The calling thread holds every tracker of `shares` (its own handler, or a batch's
+    `holding`) and none of their groups, so no one else sees a revocable change. The changes
+    go in rounds: round r takes the r-th change of every tracker, applies the user sides, sends
+    each group one `GroupBatch` of the round's changes for it (user before group, always; a
+    group never waits, so neither does this for long), then keeps or undoes each user side by
+    the group's word. A tracker's next change is checked only once its previous one is settled,
+    exactly as if each came alone; most shares hold one change and are one round. At the end,
+    the trackers and groups left empty are
     reported to the manager in one step.
     """
     results: list[list[Result]] = [[] for _ in shares]
