@@ -353,3 +353,27 @@ def test_a_held_batch_reports_its_emptied_trackers_in_one_step(start_ugm: Any) -
         UsageDecrease(c.queue_path, c.application_id, c.usage, c.user, True) for c in adds]))
     assert extends == [5]
     _drained(ugm)
+
+
+@pytest.mark.timeout(60)
+def test_an_idle_batch_decides_every_item_in_one_core_call_each(
+    start_ugm: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every tracker idle: each item of the batch is decided held, by one core call (the path
+    the fault-injection batches of test_faults.py go through), and no group message is sent."""
+    import quotactor.actors.batch as batch
+
+    calls: list[str] = []
+    for name in ("increase_both", "decrease_both"):
+        original = getattr(batch, name)
+        monkeypatch.setattr(batch, name, lambda *a, _o=original, _n=name: (
+            calls.append(_n), _o(*a))[1])
+    monkeypatch.setattr(batch, "decide", lambda *a: pytest.fail("decided by messages"))
+    ugm: UserGroupManager = start_ugm(TWO_GROUPS)
+    adds = [UsageIncrease("root.a", f"{u.user}-{i}", {"m": 1}, u)
+            for i in range(2) for u in (SUE, BOB, OPS)]
+    assert _off_main(lambda: ugm.apply_batch(adds)) == [ACCEPTED] * 6
+    _off_main(lambda: ugm.apply_batch([
+        UsageDecrease(c.queue_path, c.application_id, c.usage, c.user, True) for c in adds]))
+    assert calls == ["increase_both"] * 6 + ["decrease_both"] * 6
+    _drained(ugm)
