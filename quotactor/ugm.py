@@ -4,8 +4,9 @@ Arguments are validated here, on the caller's thread, before any message is sent
 raises `InvalidRequest` and the actors never see it. Every call waits (at most `timeout`
 seconds, one deadline for all its steps) until its effect is visible to any later call from any
 thread. A change is routed by the manager first, then delivered to the user tracker (which asks
-the group): user before group, always. Calls made on the main thread run on the relay thread
-(see `_perform`), and everything raised is a `QuotactorError`.
+the group): user before group, always. A batch is routed in one step and decided on the
+caller's thread, holding its idle trackers (`quotactor.actors.batch`). Calls made on the main
+thread run on the relay thread (see `_perform`), and everything raised is a `QuotactorError`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
+from quotactor.actors.batch import deliver_batch
 from quotactor.actors.boundary import translate, translated
 from quotactor.actors.config import ApplyConfig, ConfigActor
 from quotactor.actors.manager import Applied, ManagerActor, ReadPlan, SnapshotPlan
@@ -31,6 +33,7 @@ from quotactor.actors.messages import (
     Shutdown,
     Stats,
     Ticket,
+    UserBatch,
 )
 from quotactor.actors.runtime import (
     Busy,
@@ -38,13 +41,12 @@ from quotactor.actors.runtime import (
     WorkerPool,
     call,
     here,
-    holding,
     on_main_thread,
     stop,
     submit,
     unguarded,
 )
-from quotactor.actors.user_tracker import Result, decide
+from quotactor.actors.user_tracker import Result
 from quotactor.config.model import SchedulerConfig
 from quotactor.core.changes import UsageDecrease, UsageIncrease
 from quotactor.core.decision import Decision
@@ -231,7 +233,7 @@ class UserGroupManager:
         res = _resource(usage)
         _check_user(user)
         started = time.perf_counter()
-        decision = self._apply((Increase(parts, application_id, res, user),))[0]
+        decision = self._apply(((parts, application_id, res, user),))[0]
         assert decision is not None
         self.metrics.record_increase(None if decision.ok else decision.refusal,
                                      time.perf_counter() - started)
@@ -248,7 +250,7 @@ class UserGroupManager:
         if res.has_negative():
             raise InvalidRequest(f"a decrease cannot carry negative quantities: {res}")
         _check_user(user)
-        self._apply((Decrease(parts, application_id, res, user, bool(remove_app)),))
+        self._apply(((parts, application_id, res, user, bool(remove_app)),))
         self.metrics.record_decreases()
 
     def apply_batch(
@@ -261,20 +263,28 @@ class UserGroupManager:
         `InvalidRequest` and nothing is applied.
         """
         items: list[Increase | Decrease] = []
-        for change in changes:
-            if not isinstance(change, _CHANGES):
-                raise InvalidRequest(f"not a usage change: {change!r}")
-            parts = parse_queue_path(change.queue_path)
-            _check_app(change.application_id)
-            res = _resource(change.usage)
-            _check_user(change.user)
-            if isinstance(change, UsageIncrease):
-                items.append(Increase(parts, change.application_id, res, change.user))
-            else:
-                if res.has_negative():
-                    raise InvalidRequest(f"a decrease cannot carry negative quantities: {res}")
-                items.append(Decrease(parts, change.application_id, res, change.user,
-                                      bool(change.remove_app)))
+        of = Resource.of
+        try:  # the single calls' checks, inline: one pass, no call per check
+            for change in changes:
+                if not isinstance(change, _CHANGES):
+                    raise InvalidRequest(f"not a usage change: {change!r}")
+                parts = parse_queue_path(change.queue_path)
+                app = change.application_id
+                if type(app) is not str or not app or app.isspace():
+                    _check_app(app)  # the full check: raises for a bad id
+                res = of(change.usage)
+                user = change.user
+                if not isinstance(user, UserGroup):
+                    _check_user(user)  # raises: not a UserGroup
+                if isinstance(change, UsageIncrease):
+                    items.append((parts, app, res, user))
+                else:
+                    if res.has_negative():
+                        raise InvalidRequest(
+                            f"a decrease cannot carry negative quantities: {res}")
+                    items.append((parts, app, res, user, bool(change.remove_app)))
+        except QuantityError as exc:
+            raise InvalidRequest(str(exc)) from exc
         if not items:
             return []
         started = time.perf_counter()
@@ -466,44 +476,23 @@ def _route_and_deliver(
     routed = here(manager, Route(items, deadline, None))
     routing: Routing = (_route_queued(manager, items, deadline)
                         if isinstance(routed, Busy) else routed)
-    shares = routing.shares
-    if len(items) == 1:  # a single call: one share at most, or its refusal
+    if len(items) == 1:  # a single call: one routed item at most, or its refusal
         if routing.refused:
             raise routing.refused[0][1]
-        if not shares:
+        if not routing.routed:
             return [None]
-        ref, share = shares[0]
-        [answer] = call(ref, share, _left(deadline))
+        ref, msg = routing.routed[0]
+        [answer] = call(ref, UserBatch((msg,), deadline), _left(deadline))
         if isinstance(answer, Exception):
             raise answer
         return [answer]
-    results: list[Decision | None] = [None] * len(items)
-    failure: Exception | None = routing.refused[0][1] if routing.refused else None
-    answered: list[Sequence[Result] | None] = [None] * len(shares)
-    if len(shares) > 1:  # a batch: every idle user tracker held at once, one claim each
-        def run_held(held: list[int]) -> None:
-            if held:
-                done = decide([(shares[i][0], shares[i][1].items) for i in held], deadline)
-                for i, answers in zip(held, done, strict=True):
-                    answered[i] = answers
-
-        holding([ref for ref, _ in shares], run_held)
-    for (ref, share), got in zip(shares, answered, strict=True):
-        if got is None:  # a batch of one user's share, or a busy tracker: its own message
-            try:
-                got = call(ref, share, _left(deadline))
-            except Exception as exc:
-                failure = failure or exc
-                continue
-        assert got is not None
-        for item, answer in zip(share.items, got, strict=True):
-            if isinstance(answer, Exception):
-                failure = failure or answer
-            else:
-                results[item.position] = answer
+    results: list[Result] = [None] * len(items)
+    failure = deliver_batch(routing.routed, results, deadline)
+    if routing.refused:
+        failure = routing.refused[0][1]
     if failure is not None:
         raise failure
-    return results
+    return results  # type: ignore[return-value]  # no exception is left in it
 
 
 def _route_queued(

@@ -1,10 +1,11 @@
 """The manager actor: creates, routes to and retires the trackers of one partition.
 
 The manager never blocks and never waits on a tracker: it stamps each operation with the limit
-table in force and the group the application counts for, and answers the sender with one share
-per user tracker, which the sender then delivers (a batch's sender runs the shares of the idle
-trackers itself, holding them all: `user_tracker.decide`). Trackers answer the sender. It runs
-on the pooled runtime, so an idle manager routes on the sender's own thread.
+table in force and the group the application counts for, and answers the sender with each item
+and the user tracker it goes to, in the caller's order (one step for a whole batch), which the
+sender then delivers (a batch's sender decides the items of the idle trackers itself, holding
+them and their groups: `quotactor.actors.batch`). Trackers answer the sender. It runs on the
+pooled runtime, so an idle manager routes on the sender's own thread.
 
 Retirement (the seed's "unlink race"): the manager counts, per tracker, the operations it has
 routed there; a tracker counts those it has handled, and tells the manager (`Idle`) when it is
@@ -40,9 +41,7 @@ from typing import Any
 
 from quotactor.actors.group_tracker import GroupTrackerActor
 from quotactor.actors.messages import (
-    Decrease,
     Idle,
-    Increase,
     ManagerMessage,
     PlanRead,
     PlanSnapshot,
@@ -55,7 +54,6 @@ from quotactor.actors.messages import (
     SnapshotPart,
     Stats,
     SwitchTable,
-    UserBatch,
     UserDecrease,
     UserIncrease,
 )
@@ -222,111 +220,105 @@ class ManagerActor(Actor[ManagerMessage]):
         return slot
 
     def _route(self, msg: Route) -> Routing:
-        """Route every item as if sent alone; each user gets its share in one message.
+        """Route every item as if sent alone, in the caller's order: each routed item with the
+        user tracker it goes to. One tight loop for every item of a batch (the manager is what
+        every caller meets): the views in locals, no call per item but the group choice.
 
-        Items not routed (a decrease for a user with nothing tracked) have no share: their
+        Items not routed (a decrease for a user with nothing tracked) are left out: their
         answer is None. An item that cannot be routed (an application id of another user) is
-        refused with its error and changes nothing.
+        refused with its error and changes nothing: what can fail (the application id check,
+        the group choice) runs before the item's first change.
         """
         if msg.ticket is not None and not msg.ticket.take():
-            return Routing((), ())  # the sender gave up waiting: route nothing of it
-        if len(msg.items) == 1:  # a single call: the same steps, without the grouping
-            item = msg.items[0]
-            try:
-                routed = (self._route_increase(0, item) if isinstance(item, Increase)
-                          else self._route_decrease(0, item))
-            except Exception as exc:
-                return Routing((), ((0, exc),))
-            if routed is None:
-                return Routing((), ())
-            return Routing(((routed[0].ref, UserBatch((routed[1],), msg.deadline)),), ())
-        shares: dict[str, tuple[_Slot, list[UserIncrease | UserDecrease]]] = {}
+            return Routing([], [])  # the sender gave up waiting: route nothing of it
+        routed: list[tuple[UserTrackerActor, UserIncrease | UserDecrease]] = []
         refused: list[tuple[int, Exception]] = []
+        table = self.applied.table
+        users, groups, links, owners = self.users, self.groups, self.links, self.owners
         for position, item in enumerate(msg.items):
             try:
-                routed = (
-                    self._route_increase(position, item) if isinstance(item, Increase)
-                    else self._route_decrease(position, item)
-                )
+                if len(item) == 4:  # an `Increase`
+                    parts, app, usage, who = item
+                    name = who.user
+                    owner = owners.get(app)
+                    if owner is not None and owner != name:
+                        raise InvalidRequest(
+                            f"application {app!r} is already running for user {owner!r} in"
+                            f" partition {self.partition!r}; application ids are unique in a"
+                            " partition")
+                    app_links = links.get(name)
+                    if app_links is not None and app in app_links:
+                        group = app_links[app]
+                    else:
+                        group = table.resolve_group(ancestors(parts), who.groups)
+                    # Nothing above changed anything; below, nothing can fail but an allocation.
+                    user = users.get(name) or self._user_slot(name)
+                    group_ref = None
+                    if group is not None:
+                        slot = groups.get(group) or self._group_slot(group)
+                        slot.routed += 1
+                        group_ref = slot.ref
+                    if app_links is None:
+                        app_links = links[name] = {}
+                    app_links[app] = group
+                    owners[app] = name
+                    user.routed += 1
+                    routed.append((user.ref, UserIncrease(
+                        position, parts, app, usage, group, group_ref, table)))
+                    continue
+                parts, app, usage, who, remove_app = item
+                name = who.user
+                known = users.get(name)
+                if known is None:
+                    self.log.warning("decrease_ignored", user=name, app=app,
+                                     queue=".".join(parts), reason="unknown user")
+                    continue
+                app_links = links.get(name)
+                group = None if app_links is None else app_links.get(app)
+                if remove_app:
+                    if app_links is not None:
+                        app_links.pop(app, None)
+                    if owners.get(app) == name:
+                        del owners[app]
+                group_slot = groups.get(group) if group is not None else None
+                if group_slot is None:
+                    group = None
+                else:
+                    group_slot.routed += 1
+                known.routed += 1
+                routed.append((known.ref, UserDecrease(
+                    position, parts, app, usage, remove_app, group,
+                    None if group_slot is None else group_slot.ref)))
             except Exception as exc:
                 refused.append((position, exc))
-                continue
-            if routed is not None:
-                slot, user_msg = routed
-                share = shares.get(item.user.user)
-                if share is None:
-                    shares[item.user.user] = (slot, [user_msg])
-                else:
-                    share[1].append(user_msg)
-        return Routing(
-            tuple((slot.ref, UserBatch(tuple(items), msg.deadline))
-                  for slot, items in shares.values()),
-            tuple(refused),
-        )
-
-    def _route_increase(self, position: int, msg: Increase) -> tuple[_Slot, UserIncrease]:
-        name = msg.user.user
-        owner = self.owners.get(msg.app)
-        if owner is not None and owner != name:
-            raise InvalidRequest(
-                f"application {msg.app!r} is already running for user {owner!r} in partition"
-                f" {self.partition!r}; application ids are unique in a partition")
-        table = self.applied.table
-        app_links = self.links.get(name)
-        if app_links is not None and msg.app in app_links:
-            group = app_links[msg.app]
-        else:
-            group = table.resolve_group(ancestors(msg.parts), msg.user.groups)
-        # Nothing above changed anything; nothing below can fail but a failed allocation.
-        user = self._user_slot(name)
-        group_ref = None
-        if group is not None:
-            slot = self._group_slot(group)
-            slot.routed += 1
-            group_ref = slot.ref
-        if app_links is None:
-            app_links = self.links[name] = {}
-        app_links[msg.app] = group
-        self.owners[msg.app] = name
-        user.routed += 1
-        return user, UserIncrease(position, msg.parts, msg.app, msg.usage, group, group_ref, table)
-
-    def _route_decrease(
-        self, position: int, msg: Decrease
-    ) -> tuple[_Slot, UserDecrease] | None:
-        name = msg.user.user
-        user = self.users.get(name)
-        if user is None:
-            self.log.warning("decrease_ignored", user=name, app=msg.app,
-                             queue=".".join(msg.parts), reason="unknown user")
-            return None
-        app_links = self.links.get(name, {})
-        group = app_links.get(msg.app)
-        if msg.remove_app:
-            app_links.pop(msg.app, None)
-            if self.owners.get(msg.app) == name:
-                del self.owners[msg.app]
-        slot = self.groups.get(group) if group is not None else None
-        if slot is None:
-            group = None
-        else:
-            slot.routed += 1
-        user.routed += 1
-        return user, UserDecrease(
-            position, msg.parts, msg.app, msg.usage, msg.remove_app, group,
-            None if slot is None else slot.ref,
-        )
+        return Routing(routed, refused)
 
     def _read_reports(self) -> None:
-        """Act on the trackers' reports, oldest first (only the manager's handler pops them)."""
-        reports = self.reports
+        """Act on the trackers' reports, oldest first (only the manager's handler pops them).
+
+        An `Idle` report retires its tracker if it is the live one of its name and has handled
+        every operation routed to it; a batch's reports come in one step, so this loop is tight.
+        """
+        reports, users, groups = self.reports, self.users, self.groups
         while reports:
             report = reports.popleft()
             try:
-                if isinstance(report, Idle):
-                    self._idle(report)
-                else:
+                if isinstance(report, Relink):
                     self._relink(report)
+                    continue
+                kind, name, ref, handled = report
+                if kind == "user":
+                    slot: _Slot | _GroupSlot | None = users.get(name)
+                    if slot is not None and slot.ref is ref and slot.routed == handled:
+                        self._retire(users, self.warm_users, name)
+                        for app in self.links.pop(name, ()):
+                            if self.owners.get(app) == name:
+                                del self.owners[app]
+                else:
+                    slot = groups.get(name)
+                    if slot is not None and slot.ref is ref and slot.routed == handled:
+                        self._retire(groups, self.warm_groups, name)
+                # else: retired already (or shut down), or more is on its way to it
             except Exception:  # a bug; the tracker stays live, which is safe
                 self.log.exception("report_failed", report=type(report).__name__)
 
@@ -335,20 +327,6 @@ class ManagerActor(Actor[ManagerMessage]):
             return
         self.links.setdefault(msg.user, {}).setdefault(msg.app, msg.group)
         self.owners.setdefault(msg.app, msg.user)
-
-    def _idle(self, msg: Idle) -> None:
-        slots: Mapping[str, _Slot | _GroupSlot] = (
-            self.users if msg.kind == "user" else self.groups)
-        slot = slots.get(msg.name)
-        if slot is None or slot.ref is not msg.ref or slot.routed != msg.handled:
-            return  # retired already (or shut down), or more is on its way to it
-        if msg.kind == "user":
-            self._retire(self.users, self.warm_users, msg.name)
-            for app in self.links.pop(msg.name, {}):
-                if self.owners.get(app) == msg.name:
-                    del self.owners[app]
-        else:
-            self._retire(self.groups, self.warm_groups, msg.name)
 
     def _retire(self, slots: dict[str, Any], warm: OrderedDict[str, Any], name: str) -> None:
         """Retire an empty tracker: gone from every view at once, its actor kept warm.

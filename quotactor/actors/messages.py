@@ -3,9 +3,10 @@
 Most messages are asked (`call`): the handler's return value is the answer. A message that one
 actor sends and another answers (the manager plans a read, the trackers answer the facade)
 carries the `Reply` to answer on. Every tracker message carries the limit table it is to be
-judged under. The messages of every increase and decrease are named tuples: immutable like the
-frozen dataclasses of the rest, and three times cheaper to build, which shows at tens of
-thousands of operations per second.
+judged under. The messages of every increase and decrease are tuples: named tuples between
+actors, immutable like the frozen dataclasses of the rest and three times cheaper to build, and
+plain tuples (told apart by their length) from the facade to the manager and in retirement
+reports, cheaper still, which shows at tens of thousands of operations per second.
 """
 
 from __future__ import annotations
@@ -29,25 +30,19 @@ Kind = Literal["user", "group"]
 # Facade -> manager
 
 
-class Increase(NamedTuple):
-    parts: tuple[str, ...]
-    app: str
-    usage: Resource
-    user: UserGroup
+Increase = tuple[tuple[str, ...], str, Resource, UserGroup]
+"""(parts, app, usage, user): an increase, validated by the facade."""
+Decrease = tuple[tuple[str, ...], str, Resource, UserGroup, bool]
+"""(parts, app, usage, user, remove_app): a decrease, validated by the facade.
 
-
-class Decrease(NamedTuple):
-    parts: tuple[str, ...]
-    app: str
-    usage: Resource
-    user: UserGroup
-    remove_app: bool
+Both are plain tuples, told apart by their length: a batch builds one per item, and a named
+tuple is built by a Python-level function."""
 
 
 class Route(NamedTuple):
     """Route increases and decreases (one, or a scheduler cycle's batch).
 
-    The answer is a `Routing`: one `(user tracker, UserBatch)` share per user, for the sender to
+    The answer is a `Routing`: each routed item with its user tracker, for the sender to
     deliver (the manager counts them in flight and never waits on a tracker itself), and the
     items refused before routing.
     """
@@ -60,8 +55,12 @@ class Route(NamedTuple):
 
 
 class Routing(NamedTuple):
-    shares: tuple[tuple[UserTrackerActor, UserBatch], ...]
-    refused: tuple[tuple[int, Exception], ...]
+    """The manager's answer to a `Route`: the routed items in the caller's order, each with
+    the user tracker it goes to, and the items refused before routing (by position). Its
+    lists belong to the sender."""
+
+    routed: list[tuple[UserTrackerActor, UserIncrease | UserDecrease]]
+    refused: list[tuple[int, Exception]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,16 +241,12 @@ class GroupStatus(NamedTuple):
 # `ManagerActor.reports`)
 
 
-class Idle(NamedTuple):
-    """A tracker was empty after handling `handled` operations: retire it if that is every
-    operation the manager routed to it (`ref` tells this tracker from a later one of the same
-    name). Sent only when a tracker becomes empty, so a busy tracker costs the manager nothing
-    after routing."""
-
-    kind: Kind
-    name: str
-    ref: UserTrackerActor | GroupTrackerActor
-    handled: int
+Idle = tuple[Kind, str, "UserTrackerActor | GroupTrackerActor", int]
+"""(kind, name, ref, handled): a tracker was empty after handling `handled` operations: retire
+it if that is every operation the manager routed to it (`ref` tells this tracker from a later
+one of the same name). Sent only when a tracker becomes empty, so a busy tracker costs the
+manager nothing after routing. A plain tuple (a batch reports one per tracker it empties; a
+named tuple is built by a Python-level function), told from `Relink` by not being one."""
 
 
 class Relink(NamedTuple):

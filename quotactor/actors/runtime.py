@@ -250,22 +250,30 @@ class Actor(Generic[M_contra]):
     @final
     def _claim(self) -> bool:
         """Reserve the actor for this thread if it is idle (never on the main thread)."""
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not `with`: that builds two bound methods, on every claim
+        try:
             if self._busy or self._stopped:
                 return False
             self._busy = True
             return True
+        finally:
+            lock.release()
 
     @final
     def _next(self, budget: int) -> Envelope | None:
         """The next message within `budget`; or None, and the actor is released (given to
         its pool when messages are waiting beyond the budget)."""
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # as in `_claim`
+        try:
             if self._items and budget > 0 and not self._stopped:
                 return self._items.popleft()
             if not self._items or self._stopped:
                 self._busy = False
                 return None
+        finally:
+            lock.release()
         self._pool.schedule(self._run_batch)
         return None
 
@@ -466,14 +474,33 @@ def holding(actors: Sequence[Actor[Any]], work: Callable[[list[int]], T]) -> T:
         return work(held)
     _held.depth += 1
     try:
+        # `_claim` and `_finish(0)` inline (a batch claims many), with the lock's own methods
+        # (a `with` builds two bound methods): the same steps under the same lock.
         for position, actor in enumerate(actors):
-            if actor._claim():
-                held.append(position)
+            lock = actor._lock
+            lock.acquire()
+            try:
+                if actor._busy or actor._stopped:
+                    continue
+                actor._busy = True
+            finally:
+                lock.release()
+            held.append(position)
         return work(held)
     finally:
         _held.depth -= 1
         for position in held:
-            actors[position]._finish(0)
+            actor = actors[position]
+            lock = actor._lock
+            lock.acquire()
+            try:
+                idle = not actor._items or actor._stopped
+                if idle:
+                    actor._busy = False
+            finally:
+                lock.release()
+            if not idle:
+                actor._pool.schedule(actor._run_batch)
 
 
 def unguarded(operation: Callable[[], T]) -> T:

@@ -1,9 +1,10 @@
 """The user tracker actor: one per user; the place where an increase is decided.
 
-`decide` runs the steps of one or more user trackers that the calling thread holds (a tracker's
-own handler holds one; a batch holds every idle tracker it routes to, see
-`runtime.holding`), so that a batch pays one claim per user tracker and one message per group
-per round, not one of each per item.
+`decide` runs the steps of one or more user trackers that the calling thread holds, asking
+their groups by message: a tracker's own handler (a single call, or a batch's share sent to a
+tracker that was busy), and a batch for its held users one of whose groups was busy. A batch
+whose trackers are all idle holds their groups too and decides without messages
+(`quotactor.actors.batch`).
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ class UserTrackerActor(Actor[UserMessage]):
     def _alone(self, msg: UserChange, deadline: float) -> tuple[Result]:
         """A single call's change: `decide`'s steps for one change, without its rounds."""
         result, change, journal = self._begin(msg)
-        idle_group = None
+        idle_group: Idle | None = None
         if change is not None and msg.group_ref is not None:
             status = _await(_ask(msg.group_ref, (change,), isinstance(change, GroupIncrease)),
                             deadline, msg.group)
@@ -116,14 +117,14 @@ class UserTrackerActor(Actor[UserMessage]):
                 if journal is not None:
                     result = self._end(msg, journal, status.outcomes[0])
                 if status.empty and msg.group is not None:
-                    idle_group = Idle("group", msg.group, msg.group_ref, status.handled)
+                    idle_group = ("group", msg.group, msg.group_ref, status.handled)
             elif journal is not None:
                 result = self._end(msg, journal, UNANSWERED if status is None else status)
         self.handled += 1
         if idle_group is not None:
             self.reports.append(idle_group)
         if self.state.is_empty():
-            self.reports.append(Idle("user", self.state.name, self, self.handled))
+            self.reports.append(("user", self.state.name, self, self.handled))
         return (result,)
 
     # -- one change: the user side before the group's word, and after it ----------------
@@ -156,7 +157,7 @@ class UserTrackerActor(Actor[UserMessage]):
         except Exception as exc:
             journal.rollback()
             log.exception("decrease_failed", user=state.name, app=msg.app)
-            self._relink(msg)
+            self.relink(msg)
             return exc, skip, None
         if not applied:
             log.warning("decrease_ignored", user=state.name, app=msg.app,
@@ -189,10 +190,10 @@ class UserTrackerActor(Actor[UserMessage]):
             log.warning("group_decrease_unanswered", user=self.state.name, group=msg.group)
             return None
         journal.rollback()
-        self._relink(msg)
+        self.relink(msg)
         return verdict if isinstance(verdict, Exception) else None
 
-    def _relink(self, msg: UserChange) -> None:
+    def relink(self, msg: UserChange) -> None:
         """A removal that failed (its journal rolled back, so the link is in place again): the
         manager forgot the app's group when it routed it; tell it the link stands."""
         if isinstance(msg, UserDecrease) and msg.remove_app:
@@ -223,13 +224,14 @@ def decide(
 ) -> list[list[Result]]:
     """Run each held user tracker's changes in order; the answers, aligned with `shares`.
 
-    The calling thread holds every tracker of `shares` (its own handler, or `holding`), so no
-    one else sees a revocable change. The changes go in rounds: round r takes the r-th change
-    of every tracker, applies the user sides, sends each group one `GroupBatch` of the round's
-    changes for it (user before group, always; a group never waits, so neither does this for
-    long), then keeps or undoes each user side by the group's word. A tracker's next change is
-    checked only once its previous one is settled, exactly as if each came alone; most batches
-    name each user once and are one round. At the end, the trackers and groups left empty are
+    The calling thread holds every tracker of `shares` (its own handler, or a batch's
+    `holding`) and none of their groups, so no one else sees a revocable change. The changes
+    go in rounds: round r takes the r-th change of every tracker, applies the user sides, sends
+    each group one `GroupBatch` of the round's changes for it (user before group, always; a
+    group never waits, so neither does this for long), then keeps or undoes each user side by
+    the group's word. A tracker's next change is checked only once its previous one is settled,
+    exactly as if each came alone; most shares hold one change and are one round. At the end,
+    the trackers and groups left empty are
     reported to the manager in one step.
     """
     results: list[list[Result]] = [[] for _ in shares]
@@ -258,11 +260,11 @@ def decide(
     reports: list[Idle] = []
     for ref, (name, status) in emptied.items():
         if status.empty:
-            reports.append(Idle("group", name, ref, status.handled))
+            reports.append(("group", name, ref, status.handled))
     for tracker, changes in shares:
         tracker.handled += len(changes)
         if tracker.state.is_empty():
-            reports.append(Idle("user", tracker.state.name, tracker, tracker.handled))
+            reports.append(("user", tracker.state.name, tracker, tracker.handled))
     if reports:
         shares[0][0].reports.extend(reports)  # every tracker of a partition shares the queue
     return results

@@ -168,7 +168,8 @@ class Resource(Mapping[str, int]):
         return not self._values
 
     def has_negative(self) -> bool:
-        return any(v < 0 for v in self._values.values())
+        values = self._values  # `min` runs in C: no generator per call (every decrease asks)
+        return bool(values) and min(values.values()) < 0
 
     def fits_within(self, limit: ResourceLike) -> bool:
         """True when no name that `limit` sets is exceeded; names absent from it are unlimited."""

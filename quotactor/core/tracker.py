@@ -12,7 +12,7 @@ longer (a user tracker waiting for its group) passes a journal of its own and ro
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Final, Literal
 
 from quotactor.core.journal import Journal
 from quotactor.core.limits import Limit, LimitTable
@@ -20,7 +20,10 @@ from quotactor.core.queue_path import ROOT, ancestors
 from quotactor.core.queue_tracker import QueueNode, Refusal
 from quotactor.core.resources import Resource
 
-__all__ = ["GroupTrackerState", "TrackerState", "UserTrackerState", "new_state"]
+__all__ = [
+    "APPLIED", "GROUP_UNTRACKED", "UNTRACKED", "GroupTrackerState", "TrackerState",
+    "UserTrackerState", "decrease_both", "increase_both", "new_state",
+]
 
 
 class TrackerState:
@@ -155,6 +158,62 @@ class GroupTrackerState(TrackerState):
             self.limit_lookup(table), table.group_limit_paths(self.name)
         )
         return out
+
+
+def increase_both(
+    user: UserTrackerState, group: GroupTrackerState | None, table: LimitTable,
+    parts: tuple[str, ...], app: str, usage: Resource, group_name: str | None,
+) -> Refusal | None:
+    """An increase of a user and of the group its application counts for (None: no group),
+    both held by the caller: refused by the first limit it meets (user side first), else
+    applied to both, or to neither if a step raises (the group's failure undoes the user's).
+
+    What a user tracker asking its group comes to when one thread holds both (a batch, see
+    `quotactor.actors.batch`); here, compiled with the rest of the core, for its cost.
+    """
+    refusal = user.check_increase(table, parts, app, usage)
+    if refusal is not None:
+        return refusal
+    if group is None:
+        user.increase(parts, app, usage, group_name)
+        return None
+    refusal = group.check_increase(table, parts, app, usage)
+    if refusal is not None:
+        return refusal
+    journal = Journal()
+    try:
+        user.increase(parts, app, usage, group_name, journal)
+        group.increase(parts, app, usage, user.name)
+    except BaseException:
+        journal.rollback()
+        raise
+    return None
+
+
+UNTRACKED: Final = 0
+"""`decrease_both`'s outcome when nothing changed (the user does not track the app or path)."""
+APPLIED: Final = 1
+"""... when the decrease was applied to the user and to the group (if any)."""
+GROUP_UNTRACKED: Final = 2
+"""... when it was applied to the user, whose group did not track it (a warning, no error)."""
+
+
+def decrease_both(
+    user: UserTrackerState, group: GroupTrackerState | None, parts: tuple[str, ...],
+    app: str, usage: Resource, remove_app: bool,
+) -> int:
+    """A decrease of a user and of its application's group (None: no group), both held by the
+    caller: applied to both or, if a step raises, to neither; the outcome (see `APPLIED`)."""
+    if group is None:
+        return APPLIED if user.decrease(parts, app, usage, remove_app) else UNTRACKED
+    journal = Journal()
+    try:
+        if not user.decrease(parts, app, usage, remove_app, journal):
+            return UNTRACKED
+        return APPLIED if group.decrease(parts, app, usage, remove_app) else GROUP_UNTRACKED
+    except BaseException:
+        journal.rollback()
+        raise
 
 
 def _increase(

@@ -9,7 +9,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from quotactor import InvalidRequest, OperationTimeout, UsageDecrease, UsageIncrease, UserGroup
@@ -246,4 +246,134 @@ def test_batches_and_single_calls_on_the_same_users_and_apps_keep_every_invarian
         assert (ugm.get_group_resources(g) or {}).get("m", 0) == want <= 60
     ugm.apply_batch([UsageDecrease(q, a, {"m": m}, users[int(u[1:])], True)
                      for h in held for (q, a, u), m in h.items()])
+    _drained(ugm)
+
+
+SHARED = LimitTable({
+    "root": [L(groups=("g0",), max_resources={"m": 12}, max_applications=3),
+             L(groups=("g1",), max_resources={"m": 9}),
+             L(users=("*",), max_resources={"m": 8})],
+})
+SHARING = [UserGroup("u0", ["g0"]), UserGroup("u1", ["g0"]), UserGroup("u2", ["g1"]),
+           UserGroup("u3", ["g1"]), UserGroup("u4")]
+shared_change = st.builds(
+    lambda inc, q, app, user, m, rm: (
+        UsageIncrease(q, f"{user.user}-{app}", {"m": m}, user) if inc
+        else UsageDecrease(q, f"{user.user}-{app}", {"m": m}, user, rm)
+    ),
+    st.booleans(), st.sampled_from(["root.a", "root.b"]), st.sampled_from(["a1", "a2"]),
+    st.sampled_from(SHARING), st.integers(0, 6), st.booleans(),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(shared_change, max_size=40))
+@example([UsageIncrease("root.a", "u2-a1", {"m": 5}, SHARING[2]),  # g1: 5 of 9
+          UsageIncrease("root.a", "u2-a2", {"m": 2}, SHARING[2]),  # g1: 7
+          UsageIncrease("root.b", "u3-a1", {"m": 3}, SHARING[3])])  # refused: rounds took it
+def test_a_held_batch_decides_in_the_callers_order_as_the_reference_model(changes) -> None:
+    """With every tracker idle, a batch holds every user and group tracker it names and
+    decides each item in the caller's order: the answers are the reference model's for the
+    same items in the same order, even where users of one group compete for its limits (the
+    order across users then matters)."""
+    ref = ReferenceTracking(SHARED)
+    want = []
+    for c in changes:
+        parts = parse_queue_path(c.queue_path)
+        if isinstance(c, UsageIncrease):
+            want.append(ref.increase(parts, c.application_id, Resource(c.usage), c.user) is None)
+        else:
+            ref.decrease(parts, c.application_id, Resource(c.usage), c.user, c.remove_app)
+            want.append(None)
+    with UserGroupManager.start(SHARED, timeout=20.0) as ugm:
+        got = _off_main(lambda: ugm.apply_batch(changes))
+        assert [None if r is None else r.ok for r in got] == want
+        assert ugm.users_usage() == ref.users_usage()
+        assert ugm.groups_usage() == ref.groups_usage()
+        assert ugm.stats()["users"] == len(ref.users)
+        assert ugm.stats()["groups"] == len(ref.groups)
+
+
+OPS = UserGroup("olga", ["ops"])
+TWO_GROUPS = LimitTable({"root": [L(groups=("dev", "ops"), max_resources={"m": 100})]})
+
+
+@pytest.mark.timeout(60)
+def test_a_busy_group_holds_back_only_its_users_items(start_ugm: Any) -> None:
+    """The batch holds every idle tracker: olga's items (group ops, idle) are decided at once,
+    in order; sue's two items wait for her busy group (dev) as one group message, past the
+    caller's timeout, and are abandoned whole; nothing of them is left, and everything drains."""
+    ugm: UserGroupManager = start_ugm(TWO_GROUPS)
+    assert ugm.increase_tracked_resource("root.a", "sue-0", {"m": 1}, SUE)
+    dev = ugm._manager.groups["dev"].ref  # type: ignore[union-attr]
+    assert _off_main(dev._claim)
+    ugm.timeout = 0.3
+    try:
+        with pytest.raises(OperationTimeout, match="did not answer in time"):
+            _off_main(lambda: ugm.apply_batch([
+                UsageIncrease("root.a", "olga-1", {"m": 2}, OPS),
+                UsageIncrease("root.a", "sue-1", {"m": 3}, SUE),
+                UsageDecrease("root.a", "olga-1", {"m": 1}, OPS),
+                UsageIncrease("root.a", "sue-2", {"m": 4}, SUE),
+            ]))
+        ugm.timeout = 20.0
+        assert ugm.get_user_resources("olga") == {"m": 1}
+        assert ugm.get_group_resources("ops") == {"m": 1}
+    finally:
+        dev._finish(64)
+    ugm.timeout = 20.0
+    assert ugm.get_user_resources("sue") == {"m": 1}
+    assert ugm.get_group_resources("dev") == {"m": 1}
+    assert ugm.apply_batch([UsageDecrease("root.a", "olga-1", {"m": 1}, OPS, True),
+                            UsageDecrease("root.a", "sue-0", {"m": 1}, SUE, True)]) == [None, None]
+    _drained(ugm)
+
+
+@pytest.mark.timeout(60)
+def test_a_held_batch_reports_its_emptied_trackers_in_one_step(start_ugm: Any) -> None:
+    """The removals of a batch empty three users and two groups: their retirement reports
+    reach the manager's queue at once (one `extend`), and the next call retires them all."""
+    ugm: UserGroupManager = start_ugm(TWO_GROUPS)
+    adds = [UsageIncrease("root.a", f"{u.user}-1", {"m": 1}, u) for u in (SUE, BOB, OPS)]
+    assert all(r is not None and r.ok for r in _off_main(lambda: ugm.apply_batch(adds)))
+    manager = ugm._manager
+    assert manager is not None
+    extends: list[int] = []
+
+    class Counted(type(manager.reports)):  # type: ignore[misc]
+        def extend(self, reports: Any) -> None:
+            reports = list(reports)
+            extends.append(len(reports))
+            super().extend(reports)
+
+    manager.reports = Counted()
+    for slot in manager.users.values():  # user trackers append the reports
+        slot.ref.reports = manager.reports
+    _off_main(lambda: ugm.apply_batch([
+        UsageDecrease(c.queue_path, c.application_id, c.usage, c.user, True) for c in adds]))
+    assert extends == [5]
+    _drained(ugm)
+
+
+@pytest.mark.timeout(60)
+def test_an_idle_batch_decides_every_item_in_one_core_call_each(
+    start_ugm: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every tracker idle: each item of the batch is decided held, by one core call (the path
+    the fault-injection batches of test_faults.py go through), and no group message is sent."""
+    import quotactor.actors.batch as batch
+
+    calls: list[str] = []
+    for name in ("increase_both", "decrease_both"):
+        original = getattr(batch, name)
+        monkeypatch.setattr(batch, name, lambda *a, _o=original, _n=name: (
+            calls.append(_n), _o(*a))[1])
+    monkeypatch.setattr(batch, "decide", lambda *a: pytest.fail("decided by messages"))
+    ugm: UserGroupManager = start_ugm(TWO_GROUPS)
+    adds = [UsageIncrease("root.a", f"{u.user}-{i}", {"m": 1}, u)
+            for i in range(2) for u in (SUE, BOB, OPS)]
+    assert _off_main(lambda: ugm.apply_batch(adds)) == [ACCEPTED] * 6
+    _off_main(lambda: ugm.apply_batch([
+        UsageDecrease(c.queue_path, c.application_id, c.usage, c.user, True) for c in adds]))
+    assert calls == ["increase_both"] * 6 + ["decrease_both"] * 6
     _drained(ugm)

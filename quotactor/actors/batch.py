@@ -1,0 +1,182 @@
+"""A batch's delivery: its items decided on the sender's thread, holding their trackers.
+
+After the manager's route (one step for the whole batch), the sender claims every idle user
+tracker the batch names, then every idle group tracker those users' items name
+(`runtime.holding`, nested: invariant 7; it never waits for a claim), and decides each item
+whose user and group it holds directly, in the caller's order, the way the reference model
+does: check the user side, check the group side, apply the user side (journaled), apply the
+group side, and undo the user side if that fails. Nobody else sees a tracker the sender holds,
+so this is what the user tracker's handler asking the group would do, without a group message,
+an open journal per item or a status per round: one claim per tracker per batch, and one
+report step per batch for the trackers it left empty.
+
+A held user with an item for a busy group is decided by `user_tracker.decide` once the groups
+are released (it sends that group a message and may wait for it, which a thread holding groups
+must not do: the group could be one it holds); a busy user gets its items as one message. Each
+user's items stay in the caller's order on every path; items of different users are
+independent (as if sent by different callers).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from quotactor.actors.group_tracker import GroupTrackerActor
+from quotactor.actors.messages import Idle, UserBatch, UserDecrease, UserIncrease
+from quotactor.actors.runtime import call, holding
+from quotactor.actors.user_tracker import Result, UserChange, UserTrackerActor, decide
+from quotactor.core.decision import ACCEPTED, Decision
+from quotactor.core.tracker import (
+    APPLIED,
+    GROUP_UNTRACKED,
+    GroupTrackerState,
+    UserTrackerState,
+    decrease_both,
+    increase_both,
+)
+from quotactor.logs import get_logger
+
+__all__ = ["Routed", "deliver_batch"]
+
+log = get_logger()
+
+Routed = tuple[UserTrackerActor, UserChange]
+"""A routed item: the user tracker it goes to, and its message (`position` places its answer)."""
+
+
+def deliver_batch(
+    routed: Sequence[Routed], results: list[Result], deadline: float
+) -> Exception | None:
+    """Decide every routed item, writing each answer at its position in `results`; the first
+    item's failure, if any (every item is decided all the same)."""
+    users = list(dict.fromkeys([ref for ref, _ in routed]))
+    failures: list[Exception] = []
+    busy: dict[UserTrackerActor, list[UserChange]] = {}
+
+    def with_users(held: list[int]) -> None:
+        mine: Sequence[Routed] = routed
+        mine_users = users
+        if len(held) < len(users):
+            mine_users = [users[i] for i in held]
+            held_users = set(mine_users)
+            mine = [(ref, msg) for ref, msg in routed if ref in held_users]
+            for ref, msg in routed:
+                if ref not in held_users:
+                    busy.setdefault(ref, []).append(msg)
+            if not mine:
+                return
+        groups = list(dict.fromkeys([msg.group_ref for _, msg in mine
+                                     if msg.group_ref is not None]))
+        later = holding(groups, lambda gheld: _decide_held(mine, mine_users, groups, gheld,
+                                                           results, failures))
+        if later:
+            shares = list(later.items())
+            for (_, changes), answers in zip(shares, decide(shares, deadline), strict=True):
+                _settle(changes, answers, results, failures)
+
+    holding(users, with_users)
+    for ref, changes in busy.items():  # busy user trackers (or the main thread): a message each
+        try:
+            answers = call(ref, UserBatch(tuple(changes), deadline), _left(deadline))
+        except Exception as exc:
+            failures.append(exc)
+            continue
+        _settle(changes, answers, results, failures)
+    return failures[0] if failures else None
+
+
+def _settle(changes: Sequence[UserChange], answers: Sequence[Result], results: list[Result],
+            failures: list[Exception]) -> None:
+    for msg, answer in zip(changes, answers, strict=True):
+        if isinstance(answer, Exception):
+            failures.append(answer)
+        else:
+            results[msg.position] = answer
+
+
+def _decide_held(
+    mine: Sequence[Routed], users: list[UserTrackerActor], groups: list[GroupTrackerActor],
+    gheld: list[int], results: list[Result], failures: list[Exception],
+) -> dict[UserTrackerActor, list[UserChange]]:
+    """Decide the items of the held `users` (those of `mine`) whose groups are all held; the
+    others' items, by user, for `decide` once the groups are released."""
+    later: dict[UserTrackerActor, list[UserChange]] = {}
+    if len(gheld) < len(groups):
+        held_groups = {groups[i] for i in gheld}
+        blocked = {ref for ref, msg in mine
+                   if msg.group_ref is not None and msg.group_ref not in held_groups}
+        direct: list[Routed] = []
+        for ref, msg in mine:
+            if ref in blocked:
+                later.setdefault(ref, []).append(msg)
+            else:
+                direct.append((ref, msg))
+        groups = [groups[i] for i in gheld]
+        users = [ref for ref in users if ref not in blocked]
+        mine = direct
+    for tracker, msg in mine:  # fields unpacked: cheaper than a named tuple's attributes
+        tracker.handled += 1
+        state = tracker.state
+        try:
+            if isinstance(msg, UserIncrease):
+                position, parts, app, usage, group_name, group_ref, table = msg
+                group = None
+                if group_ref is not None:
+                    group_ref.handled += 1
+                    group = group_ref.state
+                refusal = increase_both(state, group, table, parts, app, usage, group_name)
+                if refusal is None:
+                    results[position] = ACCEPTED
+                else:
+                    log.info("increase_refused", user=state.name, app=app,
+                             queue=".".join(parts), reason=str(refusal))
+                    results[position] = Decision(False, refusal)
+            else:
+                _, parts, app, usage, remove_app, _, group_ref = msg
+                group = None
+                if group_ref is not None:
+                    group_ref.handled += 1
+                    group = group_ref.state
+                outcome = decrease_both(state, group, parts, app, usage, remove_app)
+                if outcome != APPLIED:
+                    _ignored(state, group, msg, outcome)
+        except Exception as exc:  # nothing of the item changed
+            log.exception("change_failed", user=state.name, app=msg.app)
+            if isinstance(msg, UserDecrease):
+                tracker.relink(msg)
+            failures.append(exc)
+    _report(users, groups)
+    return later
+
+
+def _ignored(state: UserTrackerState, group: GroupTrackerState | None, msg: UserDecrease,
+             outcome: int) -> None:
+    """Say why a decrease changed nothing (or nothing of the group's), as the trackers do."""
+    if outcome == GROUP_UNTRACKED and group is not None:
+        log.warning("decrease_ignored", group=group.name, app=msg.app,
+                    queue=".".join(msg.parts), reason="not tracked")
+    else:
+        log.warning("decrease_ignored", user=state.name, app=msg.app,
+                    queue=".".join(msg.parts),
+                    reason="queue not tracked" if msg.app in state.app_groups
+                    else "unknown application")
+
+
+def _report(users: list[UserTrackerActor], groups: list[GroupTrackerActor]) -> None:
+    """The held trackers left empty, to the manager in one step (see `ManagerActor.reports`)."""
+    if not users:
+        return
+    reports: list[Idle] = []
+    for ref in groups:
+        if ref.state.is_empty():
+            reports.append(("group", ref.state.name, ref, ref.handled))
+    for tracker in users:
+        if tracker.state.is_empty():
+            reports.append(("user", tracker.state.name, tracker, tracker.handled))
+    if reports:
+        users[0].reports.extend(reports)  # every tracker of a partition shares it
+
+
+def _left(deadline: float) -> float:
+    return max(0.0, deadline - time.monotonic())
