@@ -188,6 +188,11 @@ def run_simulate(args: argparse.Namespace) -> int:
             print(f"quotactor simulate: --target needs the yunikorn model, not {args.model}",
                   file=sys.stderr)
             return 2
+        if args.kill_preempted or args.preemption_grace:
+            # the remote service's shim (not this replay) confirms its releases
+            print("quotactor simulate: --kill-preempted and --preemption-grace act on the "
+                  "in-process replay only, not with --target", file=sys.stderr)
+            return 2
         return _run_remote(args)
     if not args.config:
         print("quotactor simulate: give --config QUEUES.yaml (or --target URL)",

@@ -152,3 +152,15 @@ def test_target_and_serve_are_yunikorns_only(tmp_path: Path, inputs: tuple[Path,
                      str(jobs), "--nodes", "1", "--node-vcore", "8", *extra)
     assert code == 2
     assert "needs the yunikorn model, not elastic" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("extra", [["--kill-preempted"], ["--preemption-grace", "30"]])
+def test_target_refuses_the_replays_own_preemption_options(
+        tmp_path: Path, extra: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    jobs = tmp_path / "jobs.jsonl"
+    jobs.write_text('{"job_id": "a", "user": "u", "submit": 0, "duration": 10, "tasks": 1}\n')
+    code = quotactor("simulate", "--target", "http://127.0.0.1:9", "--workload", str(jobs),
+                     *extra)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not with --target" in err
