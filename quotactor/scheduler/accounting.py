@@ -12,40 +12,19 @@ user, by a member of a group, anywhere in the partition, or on the nodes. An ask
 under a counter's value is not asked about again until that counter moves, which keeps the
 number of actor round trips per cycle proportional to what changed.
 
-The same counters index the backlog: an application all of whose asks wait on unmoved
-counters is *parked* under those counters, and a cycle only looks at the applications that are
-ready (new asks, a counter of theirs moved, or not parked yet). So a cycle after one release
-costs what that release could change, not a pass over every pending application. Counters:
-releases per user, per group, per queue (the queue and each ancestor), anywhere (`any`, for the
-shared `*` group), and the node set's epoch (capacity freed anywhere).
-
-The end of a cycle (reservations, preemption, reasons that went stale) screens the pending
-applications too, and most of a long backlog has nothing to offer it: an application whose
-every ask waits for a queue's `maxapplications`, or for a user or group limit whose counter has
-not moved, would be passed over. Such an application is *settled* when it is parked and
-screened again only once it is woken or changes (`screened`), so that step also costs what
-changed, not the backlog.
-
-New applications held back by a user's or group's `maxApplications` wait in *lines*: one per
-counter, leaf, reason and user, in the leaf's order. A new application is asked about its
-application count before anything else (YuniKorn's `CanRunApp`), so the application behind one
-that is refused for that count again would be refused alike. A move of the counter therefore
-wakes only the head of each line, and the next in line is woken only once the head is settled
-otherwise (it started, or something else holds it now): a user with a thousand jobs behind
-`maxApplications: 4` costs a few attempts per release, not a thousand, with the reasons each
-job records exactly those of waking them all (the reference mode still does that).
+The same counters index the backlog (`quotactor/scheduler/backlog.py`): what a cycle looks
+at follows what moved, not the number of pending applications.
 """
 
 from __future__ import annotations
 
-import heapq
 from collections import defaultdict
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from quotactor.core.identity import WILDCARD, UserGroup
+from quotactor.core.identity import WILDCARD
 from quotactor.core.resources import Resource
 from quotactor.scheduler.application import Application, BlockToken
+from quotactor.scheduler.backlog import Backlog
 from quotactor.scheduler.node import NodeSet
 from quotactor.scheduler.queue import Queue
 from quotactor.scheduler.reasons import Wait
@@ -56,62 +35,24 @@ if TYPE_CHECKING:
 __all__ = ["Accounting", "queue_apps_wait", "queue_max_wait"]
 
 _EMPTY = Resource()
-_MIN_SWEEP = 1024
-
-Counter = tuple[str, str]
-LineKey = tuple[Counter, str, Wait, UserGroup]
-"""A line: the counter its applications wait on, their leaf, the reason they share, and their
-user (a group's count is asked after the user's own, so only one user's are alike)."""
-LineEntry = tuple[tuple[Any, ...], int, Application]
-"""(the application's order in its leaf, the parking's stamp, the application)."""
-
-
-def _still_pending(app: Application) -> bool:
-    queue = app.queue
-    return queue is not None and queue.pending_apps.get(app.application_id) is app
-
-
 class Accounting:
     """Charges and refunds an application's usage against its user, group and queues."""
 
     def __init__(self, ugm: UserGroupManager, nodes: NodeSet, *,
                  exhaustive: bool = False) -> None:
         self.ugm = ugm
-        self.exhaustive = exhaustive
-        """The reference mode (`SchedulerOptions.exhaustive_retries`): nothing is settled."""
-        self.preemption_enabled = True
-        """The partition's `preemption` setting (the partition keeps it current)."""
         self.nodes = nodes
         self.calls = 0
         self.releases = 0
         self._by_user: defaultdict[str, int] = defaultdict(int)
         self._by_group: defaultdict[str, int] = defaultdict(int)
         self._by_queue: defaultdict[str, int] = defaultdict(int)
-        self._parked: dict[Counter, dict[str, Application]] = {}
-        self._ready: defaultdict[str, dict[str, Application]] = defaultdict(dict)
-        self._active: defaultdict[str, dict[str, Application]] = defaultdict(dict)
-        """Per leaf, the pending applications that are not settled (see `screened`)."""
-        self._epoch_seen = nodes.epoch
-        self._shapes: dict[str, Resource] = {}
-        self._room_shapes: dict[str, dict[str, Resource]] = {}
-        """Per queue, the sizes its maximum holds back (see `room_counter`)."""
-        self._parkings = 0
-        self._parkings_made = 0
-        self._sweep_at = _MIN_SWEEP
-        self._lines: dict[Counter, dict[LineKey, list[LineEntry]]] = {}
-        self._in_line: dict[str, tuple[LineKey, int]] = {}
-        """Per application in a line (parked or behind a woken head): its line and stamp."""
-        self._behind: dict[LineKey, list[LineEntry]] = {}
-        """The rest of a line whose head was woken, waiting for the head's outcome."""
-        self._head_of: dict[str, LineKey] = {}
-        """Per woken head, the line waiting behind it."""
-        self.chained: list[Application] = []
-        """Applications woken because the head of their line moved on, for the walk to take
-        in (`Cycle` drains it after each attempt; the rest find them ready next time)."""
         self.changed_waits: dict[str, Application] = {}
         """Applications whose reason to wait changed since a reader last took them (kept
         only once a reader asked, so a scheduler nobody reads this from keeps nothing)."""
         self.watch_waits = False
+        self.backlog = Backlog(nodes, self.still_blocked, exhaustive=exhaustive)
+        """The pending applications, indexed by what they wait on (`backlog.py`)."""
 
     def charge(self, app: Application, resource: Resource, *, enforce: bool = True) -> Wait | None:
         """Add `resource` to the app's user and group, then to its queues; a Wait if refused.
@@ -172,270 +113,12 @@ class Accounting:
     def _released(self, app: Application) -> None:
         self.releases += 1
         self._by_user[app.user.user] += 1
-        self._wake(("user", app.user.user))
         for group in app.user.groups:
             self._by_group[group] += 1
-            self._wake(("group", group))
         if app.queue is not None:
             for queue in app.queue.lineage():
                 self._by_queue[queue.path] += 1
-                self._wake(("queue", queue.path))
-                shapes = self._room_shapes.get(queue.path, {})
-                for key, shape in list(shapes.items()):
-                    if queue.admits(shape):
-                        del shapes[key]
-                        self._wake(("room", key))
-        self._wake(("any", ""))
-
-    # -- the backlog index ---------------------------------------------------------------
-
-    def unpark(self, apps: Iterable[Application]) -> None:
-        """Make `apps` (new or changed asks, a new configuration) ready again."""
-        for app in apps:
-            self._make_ready(app)
-
-    def _make_ready(self, app: Application) -> None:
-        app_id = app.application_id
-        self._in_line.pop(app_id, None)  # its entry in a line, if any, is stale from now on
-        self._ready[app.queue_path][app_id] = app
-        self._active[app.queue_path][app_id] = app
-
-    def activate(self, app: Application) -> None:
-        """`app`'s asks are about to be tried, so their reasons may change: screen it again."""
-        self._active[app.queue_path][app.application_id] = app
-
-    def screened(self, leaf: Queue) -> list[Application]:
-        """The pending applications of `leaf` that the end of a cycle must look at: all of
-        them in the reference mode, else those not settled since they were last woken."""
-        pending = leaf.pending_apps
-        if self.exhaustive:
-            self._active.pop(leaf.path, None)  # nothing reads it in this mode: keep it empty
-            return list(pending.values())
-        active = self._active.get(leaf.path)
-        if not active:
-            return []
-        # asked every cycle for every leaf, so an application placed or removed since is
-        # forgotten here at the latest one cycle later, and the index never outgrows the backlog
-        for key in [k for k, app in active.items() if pending.get(k) is not app]:
-            del active[key]
-        return list(active.values())
-
-    def _settled(self, app: Application) -> bool:
-        """Whether the end of a cycle would pass `app` over until one of its counters moves:
-        every ask waits for a queue's application count (which that step never offers to
-        reservation or preemption), for a user or group limit whose counter is unmoved (the
-        step only looks again at those whose counter moved), or for a queue's maximum that
-        has not moved where no preemption can help (no reservation is made above a queue's
-        maximum)."""
-        for pending in app.asks.values():
-            wait = pending.wait
-            if wait is None:
-                return False
-            if wait.kind == "queue" and wait.limit == "applications":
-                continue
-            token = pending.blocked
-            if token is None or not self.still_blocked(token):
-                return False
-            if wait.kind in ("user", "group"):
-                continue
-            if wait.kind == "queue" and not self._may_preempt(app):
-                continue
-            return False
-        return True
-
-    def _may_preempt(self, app: Application) -> bool:
-        """Whether an ask of `app` could preempt: preemption is on and a queue at or above
-        its leaf has a guarantee (as `may_preempt` requires before anything else)."""
-        leaf = app.queue
-        return self.preemption_enabled and leaf is not None \
-            and any(q.guaranteed for q in leaf.lineage())
-
-    def ready(self, leaf: Queue) -> list[Application]:
-        """The pending applications of `leaf` that may be worth trying: those made ready
-        and not parked since, or woken by a counter that moved."""
-        if self.nodes.epoch != self._epoch_seen:
-            self._epoch_seen = self.nodes.epoch
-            self._wake(("node", ""))
-            for shape_key, shape in list(self._shapes.items()):
-                if self.nodes.find_fit(shape) is not None:
-                    del self._shapes[shape_key]
-                    self._wake(("node", shape_key))
-        ready = self._ready[leaf.path]
-        pending = leaf.pending_apps
-        stale = [k for k, app in ready.items() if pending.get(k) is not app]
-        for key in stale:
-            self.moved_on(ready.pop(key))  # a woken head that went away: the line moves on
-        return list(ready.values())
-
-    def node_counter(self, shape: Resource) -> Counter:
-        """The counter for asks of `shape` that found no node: it moves only when capacity
-        was freed and some node has room for `shape` again, so a release of one vcore does
-        not wake every job waiting for sixty-four."""
-        key = str(shape)
-        self._shapes[key] = shape
-        return ("node", key)
-
-    def room_counter(self, queue_path: str, shape: Resource) -> Counter:
-        """The counter for asks of `shape` that `queue_path`'s maximum holds back: it moves
-        only when a release there leaves room for `shape` under that maximum, so a release
-        of one vcore does not wake every job waiting for sixty-four."""
-        key = f"{queue_path} {shape}"
-        self._room_shapes.setdefault(queue_path, {})[key] = shape
-        return ("room", key)
-
-    def park(self, app: Application, counters: Iterable[Counter]) -> None:
-        """Set `app` aside until one of `counters` moves (every ask waits on one of them)."""
-        app_id = app.application_id
-        self._ready[app.queue_path].pop(app_id, None)
-        for counter in counters:
-            self._parked.setdefault(counter, {})[app_id] = app
-            self._parkings += 1
-        if not self.exhaustive and self._settled(app):
-            # parked on every counter its asks wait on, so a move wakes (and activates) it
-            self._active[app.queue_path].pop(app_id, None)
-        if self._parkings >= self._sweep_at:
-            self._sweep()
-
-    def queue_up(self, app: Application, counter: Counter, order: tuple[Any, ...]) -> None:
-        """Park a new application that an application count holds back (`app.wait`) in the
-        line of its counter, leaf and reason, at `order` (its place in the leaf's order)."""
-        if self.exhaustive or app.wait is None:
-            self.park(app, (counter,))
-            return
-        app_id = app.application_id
-        key: LineKey = (counter, app.queue_path, app.wait, app.user)
-        self._ready[app.queue_path].pop(app_id, None)
-        self._parkings += 1
-        stamp = self._parkings_made = self._parkings_made + 1
-        self._in_line[app_id] = (key, stamp)
-        lines = self._lines.setdefault(counter, {})
-        line = lines.setdefault(key, [])
-        heapq.heappush(line, (order, stamp, app))
-        if self._head_of.get(app_id) == key:
-            # a woken head held for the line's own reason: whoever is behind it would be
-            # refused alike, so they wait with it again
-            del self._head_of[app_id]
-            behind = self._behind.pop(key, None)
-            if behind:
-                if len(behind) < len(line):
-                    line, behind = behind, line
-                for entry in line:
-                    heapq.heappush(behind, entry)
-                lines[key] = behind
-        if self._settled(app):
-            self._active[app.queue_path].pop(app_id, None)
-        if self._parkings >= self._sweep_at:
-            self._sweep()
-
-    def moved_on(self, app: Application) -> None:
-        """`app`'s reason to wait changed (or it started, or went away): if it was woken at
-        the head of a line, the next in line is woken too, into `chained` (only a head held
-        again for the line's own reason keeps the rest waiting, see `queue_up`)."""
-        app_id = app.application_id
-        key = self._head_of.pop(app_id, None)
-        if key is None:
-            self._leave_line(app)
-            return
-        behind = self._behind.pop(key, None)
-        head = None if behind is None else self._pop_head(key, behind)
-        if head is not None:
-            self._make_ready(head)
-            self._head_of[head.application_id] = key
-            self._put_behind(key, behind or [])
-            self.chained.append(head)
-
-    def _leave_line(self, app: Application) -> None:
-        """A reason set from elsewhere (a reserved ask tried first in a cycle) makes an
-        application in a line no longer alike the others: it leaves the line (its entry goes
-        stale) and waits as any other, woken if its counter moved since it joined."""
-        placed = self._in_line.pop(app.application_id, None)
-        if placed is None:
-            return
-        counter = placed[0][0]
-        token = next((p.blocked for p in app.asks.values() if p.blocked is not None), None)
-        if token is not None and self.still_blocked(token):
-            self._parked.setdefault(counter, {})[app.application_id] = app
-        else:
-            self._make_ready(app)
-
-    def _pop_head(self, key: LineKey, line: list[LineEntry]) -> Application | None:
-        """The first application of `line` still in it (entries of applications woken,
-        placed or removed since they joined are dropped on the way)."""
-        while line:
-            _, stamp, app = heapq.heappop(line)
-            if self._in_line.get(app.application_id) == (key, stamp) and _still_pending(app):
-                return app
-        return None
-
-    def _sweep(self) -> None:
-        """Drop parked applications that no longer wait (removed, or placed after a config
-        change): a counter that never moves again would otherwise keep them forever. Runs
-        when the parkings since the last sweep reach the number kept then (amortised O(1))."""
-        kept = 0
-        for counter in list(self._parked):
-            apps = self._parked[counter]
-            for app_id in [k for k, a in apps.items() if not _still_pending(a)]:
-                del apps[app_id]
-            if apps:
-                kept += len(apps)
-            else:
-                del self._parked[counter]
-        in_line: dict[str, tuple[LineKey, int]] = {}
-        for lines in [*self._lines.values(), self._behind]:
-            for key in list(lines):
-                line = [e for e in lines[key] if self._in_line.get(e[2].application_id)
-                        == (key, e[1]) and _still_pending(e[2])]
-                if not line:
-                    del lines[key]
-                    continue
-                heapq.heapify(line)
-                lines[key] = line
-                kept += len(line)
-                in_line.update((e[2].application_id, (key, e[1])) for e in line)
-        self._in_line = in_line
-        self._lines = {counter: lines for counter, lines in self._lines.items() if lines}
-        self._parkings = 0
-        self._sweep_at = max(_MIN_SWEEP, kept)
-
-    def screened_count(self) -> int:
-        """Applications kept for the end-of-cycle screening, in every leaf (for tests)."""
-        return sum(len(apps) for apps in self._active.values())
-
-    def parked_count(self) -> int:
-        """Parked entries (an application parked on two counters counts twice), in lines
-        or behind a woken head too (stale line entries until a sweep drops them)."""
-        return sum(len(apps) for apps in self._parked.values()) \
-            + sum(len(line) for lines in self._lines.values() for line in lines.values()) \
-            + sum(len(line) for line in self._behind.values())
-
-    def _wake(self, counter: Counter) -> None:
-        apps = self._parked.pop(counter, None)
-        if apps:
-            for app in apps.values():
-                self._make_ready(app)
-        lines = self._lines.pop(counter, None)
-        if lines:
-            for key, line in lines.items():
-                head = self._pop_head(key, line)
-                if head is None:
-                    continue
-                self._make_ready(head)
-                self._head_of[head.application_id] = key
-                self._put_behind(key, line)
-
-    def _put_behind(self, key: LineKey, line: list[LineEntry]) -> None:
-        """Let `line` wait behind the woken head(s) of `key` (two moves before the first head
-        was tried leave two heads, each woken, and one line behind them)."""
-        behind = self._behind.get(key)
-        if behind is None:
-            if line:
-                self._behind[key] = line
-            return
-        if len(line) > len(behind):
-            line, behind = behind, line
-            self._behind[key] = behind
-        for entry in line:
-            heapq.heappush(behind, entry)
+        self.backlog.released(app)
 
     # -- when to ask again ---------------------------------------------------------------
 

@@ -119,7 +119,7 @@ def _waiting(p: PartitionContext, can_reserve: bool,
                 priority[queue.path] = (False, own + value)
         if queue.children:
             continue
-        screened = p.accounting.screened(queue)  # also forgets those no longer pending
+        screened = p.backlog.screened(queue)  # also forgets those no longer pending
         if not screened:
             continue
         offer = can_reserve or (can_preempt and guaranteed[queue.path])

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from quotactor.scheduler.accounting import Accounting
     from quotactor.scheduler.application import Application
+    from quotactor.scheduler.backlog import Backlog
     from quotactor.scheduler.contention import Contention
     from quotactor.scheduler.hierarchy import Hierarchy
     from quotactor.scheduler.node import NodeSet
@@ -55,6 +56,8 @@ class PartitionCore(Protocol):
     def queues(self) -> Hierarchy: ...
     @property
     def accounting(self) -> Accounting: ...
+    @property
+    def backlog(self) -> Backlog: ...
     @property
     def deadlines(self) -> Deadlines: ...
     @property

@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 from quotactor.core.identity import UserGroup
 from quotactor.core.resources import Resource
-from quotactor.scheduler.accounting import Counter, queue_apps_wait, queue_max_wait
+from quotactor.scheduler.accounting import queue_apps_wait, queue_max_wait
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.application import Application, PendingAsk
+from quotactor.scheduler.backlog import Counter
 from quotactor.scheduler.booking import allocate, replace, retire_placeholder
 from quotactor.scheduler.contention_step import after_walk, before_walk
 from quotactor.scheduler.lifecycle import ask_release
@@ -64,7 +65,7 @@ class Cycle:
         """(leaf, user) known to have room for one more application since the last start."""
 
     def run(self) -> list[Allocation]:
-        self.p.accounting.unpark(self.p.fresh.values())
+        self.p.backlog.unpark(self.p.fresh.values())
         self.allocations.extend(before_walk(self.p))  # reservations first, as in YuniKorn's cycle
         self._replace_placeholders()
         root = self.p.queues.root
@@ -172,9 +173,9 @@ class Cycle:
         heap = self._app_heaps.get(leaf.path)
         if heap is None:
             heap = []
-            accounting = self.p.accounting
-            candidates = accounting.ready(leaf)
-            accounting.chained.clear()  # woken before this walk: ready, so among candidates
+            backlog = self.p.backlog
+            candidates = backlog.ready(leaf)
+            backlog.chained.clear()  # woken before this walk: ready, so among candidates
             for candidate in candidates:  # grows when a head moved on lets the next one in
                 self._take(leaf, heap, candidate)
                 candidates.extend(self._chained(leaf))
@@ -211,9 +212,9 @@ class Cycle:
         first obstacle each meets is its reason to wait, and it is parked on that (a new
         application's count, asked first, may hold it rather than the room). Left ready, they
         would be looked at by every cycle's end with the reason they had before."""
-        accounting = self.p.accounting
-        woken = accounting.ready(leaf)
-        accounting.chained.clear()  # those woken before are ready, so among `woken`
+        backlog = self.p.backlog
+        woken = backlog.ready(leaf)
+        backlog.chained.clear()  # those woken before are ready, so among `woken`
         for app in woken:  # grows as heads of lines move on
             if not self._still_held_by_full_queue(leaf, app):
                 self._allocate_app(leaf, app)
@@ -235,7 +236,7 @@ class Cycle:
         leaves are ready and join their leaf's walk). The walk takes them in after the head
         that moved on, which the leaf's order puts before them: so it reaches each exactly
         when it would have, had the whole line been woken."""
-        chained = self.p.accounting.chained
+        chained = self.p.backlog.chained
         if not chained:
             return []
         mine = [app for app in chained if app.queue is leaf]
@@ -256,7 +257,7 @@ class Cycle:
         full = leaf.full_of_apps(app.application_id)
         if full is None or full.path != wait.name:
             return False
-        self.p.accounting.park(app, (("queue", full.path),))
+        self.p.backlog.park(app, (("queue", full.path),))
         return True
 
     def _park_if_blocked(self, leaf: Queue, app: Application) -> None:
@@ -269,9 +270,9 @@ class Cycle:
         """Park `app` on `counters`; a new application that an application count holds back
         joins the line of that count instead, in the leaf's order."""
         if not app.tracked and _held_by_count(app.wait) and len(counters) == 1:
-            self.p.accounting.queue_up(app, next(iter(counters)), self._app_key(leaf, app))
+            self.p.backlog.queue_up(app, next(iter(counters)), self._app_key(leaf, app))
         else:
-            self.p.accounting.park(app, counters)
+            self.p.backlog.park(app, counters)
 
     def _may_fit(self, queue: Queue, shape: Resource) -> bool:
         """Whether an ask of this size could be placed now (queue limits and nodes only)."""
@@ -289,9 +290,9 @@ class Cycle:
             wait = pending.wait
             if token is not None and accounting.still_blocked(token):
                 if token[0] == "node" and ask.required_node is None:
-                    counters.add(accounting.node_counter(ask.resource))
+                    counters.add(self.p.backlog.node_counter(ask.resource))
                 elif _held_by_maximum(wait):
-                    counters.add(accounting.room_counter(token[1], ask.resource))
+                    counters.add(self.p.backlog.room_counter(token[1], ask.resource))
                 else:
                     counters.add((token[0], token[1]))
                 continue
@@ -301,10 +302,10 @@ class Cycle:
                 over = queue.over_max(ask.resource)
                 if over is not None and token is not None and over.path == token[1]:
                     # the release there left no room for it: it waits as before, unattempted
-                    counters.add(accounting.room_counter(over.path, ask.resource))
+                    counters.add(self.p.backlog.room_counter(over.path, ask.resource))
                     continue
             if ask.required_node is None and unfit(ask.resource):
-                counters.add(accounting.node_counter(ask.resource))
+                counters.add(self.p.backlog.node_counter(ask.resource))
                 if pending.wait is None or pending.wait.kind != "node":
                     stale = True  # what held it (a limit) moved; now only room does
                     pending.wait = self._no_node(app, ask.resource, ask.key)
@@ -319,7 +320,7 @@ class Cycle:
         """Place the first ask of `app` that fits, and record why its first ask waits."""
         p = self.p
         p.fresh.pop(app.application_id, None)
-        p.accounting.activate(app)
+        p.backlog.activate(app)
         newly = not app.tracked
         if newly:
             count = self._app_count_wait(leaf, app)

@@ -77,7 +77,8 @@ class Partition:
         """Applications whose asks changed since the scheduler last said why they wait."""
         self.accounting = Accounting(ugm, self.nodes,
                                      exhaustive=options.exhaustive_retries)
-        self.accounting.preemption_enabled = spec.preemption_enabled
+        self.backlog = self.accounting.backlog
+        self.backlog.preemption_enabled = spec.preemption_enabled
         self.log = partition_logger(spec.name)
         self.deadlines = Deadlines()
         self.contention = Contention()
@@ -111,7 +112,7 @@ class Partition:
         if self.accounting.watch_waits:  # a reader (the replay) takes the changed ones
             self.accounting.changed_waits[app.application_id] = app
         app.wait = wait
-        self.accounting.moved_on(app)
+        self.backlog.moved_on(app)
         if wait is not None:
             app.note(self.now(), "waiting", str(wait))
             if self.log.isEnabledFor(logging.INFO):  # a replay changes millions of reasons
@@ -364,7 +365,7 @@ class Partition:
     def apply(self, spec: PartitionSpec) -> None:
         """A new configuration for this partition; running work is not disturbed."""
         self.spec = spec
-        self.accounting.preemption_enabled = spec.preemption_enabled
+        self.backlog.preemption_enabled = spec.preemption_enabled
         self.status = "Active"
         self.nodes.set_policy(spec.node_sort_policy)
         self.placement = Placement(spec.rules)

@@ -14,7 +14,7 @@ import pytest
 
 from quotactor import UserGroup
 from quotactor.scheduler import Ask, SchedulerOptions
-from quotactor.scheduler.accounting import Accounting
+from quotactor.scheduler.backlog import Backlog
 
 CONFIG = """
 partitions:
@@ -37,16 +37,16 @@ ONE = {"vcore": 1000}
 
 
 def _screened(monkeypatch) -> list[int]:
-    """How many applications each call of `Accounting.screened` hands the end of a cycle."""
+    """How many applications each call of `Backlog.screened` hands the end of a cycle."""
     sizes: list[int] = []
-    original = Accounting.screened
+    original = Backlog.screened
 
     def spy(self, leaf):
         found = original(self, leaf)
         sizes.append(len(found))
         return found
 
-    monkeypatch.setattr(Accounting, "screened", spy)
+    monkeypatch.setattr(Backlog, "screened", spy)
     return sizes
 
 
@@ -101,13 +101,13 @@ def test_a_woken_application_is_screened_again(start_scheduler, monkeypatch) -> 
 def test_applications_that_ran_are_not_kept_for_screening(start_scheduler) -> None:
     s = start_scheduler(CONFIG)
     s.add_node("n1", {"vcore": 64000})
-    accounting = s._partition("default").accounting
+    backlog = s._partition("default").backlog
     for i in range(300):
         s.submit(f"u{i}-job", UserGroup(f"u{i}"), queue="root.work", asks=[Ask("k", ONE)])
         s.schedule()  # placed at once: the leaf has nothing pending after the walk
         s.remove_application(f"u{i}-job")
     s.schedule()
-    assert accounting.screened_count() == 0
+    assert backlog.screened_count() == 0
 
 
 CAPPED = """

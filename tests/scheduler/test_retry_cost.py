@@ -186,7 +186,7 @@ def test_removed_applications_do_not_stay_parked(start_scheduler) -> None:
     s.add_node("n1", {"vcore": 1000})
     s.submit("holder", SUE, queue="root.work", asks=[Ask("k", ONE)])
     s.schedule()
-    accounting = s._partition("default").accounting
+    backlog = s._partition("default").backlog
     for round_ in range(3):
         for i in range(1500):
             s.submit(f"w{round_}-{i}", UserGroup(f"u{i}"), queue="root.work",
@@ -198,7 +198,7 @@ def test_removed_applications_do_not_stay_parked(start_scheduler) -> None:
     s.submit("last", SUE, queue="root.work", asks=[Ask("k", ONE)])
     s.schedule()
     s.schedule()
-    assert accounting.parked_count() <= 1500 + 1
+    assert backlog.parked_count() <= 1500 + 1
 
 
 def test_nobody_reading_wait_changes_keeps_none(start_scheduler) -> None:
