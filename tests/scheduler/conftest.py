@@ -30,6 +30,23 @@ def clock() -> VirtualClock:
 
 
 @pytest.fixture
+def looked_at(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The applications the cycles of this test put in a leaf's heap (their sorting key
+    computed) or in a line, in order, with repeats."""
+    from quotactor.scheduler.cycle import Cycle
+
+    seen: list[str] = []
+    original = Cycle._app_key
+
+    def spy(self: Cycle, leaf: Any, app: Any) -> tuple[Any, ...]:
+        seen.append(app.application_id)
+        return original(self, leaf, app)
+
+    monkeypatch.setattr(Cycle, "_app_key", spy)
+    return seen
+
+
+@pytest.fixture
 def start_scheduler(clock: VirtualClock) -> Iterator[Callable[..., Scheduler]]:
     """Start schedulers (YAML configs are dedented); all are stopped when the test ends."""
     started: list[Scheduler] = []

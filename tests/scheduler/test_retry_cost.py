@@ -50,14 +50,15 @@ def _counting(scheduler) -> dict[str, int]:
 
 
 def test_a_release_costs_one_refusal_per_user_not_one_per_pending_app(
-        start_scheduler, monkeypatch) -> None:
+        start_scheduler, looked_at) -> None:
     s = start_scheduler(CONFIG)
     s.add_node("n1", {"vcore": 64000})
     for i in range(40):
         s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
     s.schedule()
     counts = _counting(s)
-    seen = _looked_at(monkeypatch)
+    seen = looked_at
+    seen.clear()
     s.remove_application("a0")
     made = s.schedule()
     assert [a.application_id for a in made] == ["a2"]
@@ -95,23 +96,9 @@ partitions:
 """
 
 
-def _looked_at(monkeypatch) -> list[str]:
-    """The applications a cycle puts in a leaf's heap (sorting key computed), in order."""
-    from quotactor.scheduler.cycle import Cycle
-
-    seen: list[str] = []
-    original = Cycle._app_key
-
-    def spy(self, leaf, app):
-        seen.append(app.application_id)
-        return original(self, leaf, app)
-
-    monkeypatch.setattr(Cycle, "_app_key", spy)
-    return seen
-
 
 def test_a_small_release_does_not_wake_jobs_too_big_for_the_room_it_frees(
-        start_scheduler, monkeypatch) -> None:
+        start_scheduler, looked_at) -> None:
     s = start_scheduler(PLAIN)
     s.add_node("n1", {"vcore": 64000})
     s.submit("holder", SUE, queue="root.work", asks=[Ask("k", {"vcore": 60000})])
@@ -123,7 +110,8 @@ def test_a_small_release_does_not_wake_jobs_too_big_for_the_room_it_frees(
                  asks=[Ask("k", {"vcore": 64000})])
     s.schedule()
     assert s.why_pending("four").kind == "node"
-    seen = _looked_at(monkeypatch)
+    seen = looked_at
+    seen.clear()
     s.remove_application("tiny")
     made = s.schedule()
     assert [a.application_id for a in made] == ["four"]
