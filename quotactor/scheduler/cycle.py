@@ -66,6 +66,7 @@ class Cycle:
 
     def run(self) -> list[Allocation]:
         self.p.backlog.unpark(self.p.fresh.values())
+        self.p.backlog.chained.clear()  # woken between cycles: ready, so the walk finds them
         self.allocations.extend(before_walk(self.p))  # reservations first, as in YuniKorn's cycle
         self._replace_placeholders()
         root = self.p.queues.root
