@@ -74,6 +74,7 @@ class LimitTable:
         "_group_order",
         "_user_named",
         "_user_wild",
+        "counts_applications",
         "entries",
     )
 
@@ -105,6 +106,10 @@ class LimitTable:
                     if group != WILDCARD:
                         group_order.setdefault(path, []).append(group)
         self.entries: Mapping[str, tuple[LimitEntry, ...]] = MappingProxyType(frozen)
+        self.counts_applications = any(entry.limit().max_applications
+                                       for limits in frozen.values() for entry in limits)
+        """Whether any user or group limit counts applications (else none ever refuses a
+        new application for its count, and nobody need ask)."""
         self._user_named = user_named
         self._user_wild = user_wild
         self._group_named = group_named

@@ -101,6 +101,8 @@ class Accounting:
     def count_wait(self, app: Application) -> Wait | None:
         """The user's or group's `maxApplications` that a new `app` would break, if any (a
         read of the user group manager: YuniKorn's `CanRunApp`, with its reason)."""
+        if not self.ugm.limit_table.counts_applications:
+            return None
         self.calls += 1
         refusal = self.ugm.app_refusal(app.queue_path, app.application_id, app.user)
         return None if refusal is None else Wait.from_refusal(refusal, "")

@@ -232,3 +232,17 @@ def test_a_small_release_under_a_queue_maximum_does_not_wake_jobs_too_big_for_it
     s.remove_application("holder")
     assert [a.application_id for a in s.schedule()] == ["eight-0"]
     assert sorted(set(woken)) == sorted(f"eight-{i}" for i in range(30))
+
+
+def test_without_any_application_count_nobody_asks_for_one(start_scheduler) -> None:
+    s = start_scheduler(PLAIN)
+    s.add_node("n1", {"vcore": 64000})
+    counts = _counting(s)
+    for i in range(5):
+        s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    assert len(s.schedule()) == 5
+    assert counts == {"app_refusal": 0, "decide_increase": 5}
+    s.update_config(CONFIG)  # two applications each: now each new one is asked about
+    s.submit("late", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    assert counts["app_refusal"] == 1 and s.why_pending("late").limit == "applications"
