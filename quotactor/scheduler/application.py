@@ -173,6 +173,11 @@ class Application:
         for pending in self.asks.values():
             pending.blocked = None
 
+    def block_asks(self, wait: Wait, token: BlockToken) -> None:
+        """One reason holds every ask (an application count holds the application whole)."""
+        for pending in self.asks.values():
+            pending.wait, pending.blocked = wait, token
+
     def _asks_changed(self) -> None:
         self._sorted = None
         self.priority = max((p.ask.priority for p in self.asks.values()), default=MIN_PRIORITY)

@@ -58,6 +58,15 @@ def _still_pending(app: Application) -> bool:
     return queue is not None and queue.pending_apps.get(app.application_id) is app
 
 
+def _merged(first: list[LineEntry], second: list[LineEntry]) -> list[LineEntry]:
+    """One line of two (heaps): the shorter pushed into the longer."""
+    if len(first) < len(second):
+        first, second = second, first
+    for entry in second:
+        heapq.heappush(first, entry)
+    return first
+
+
 class Backlog:
     """Where each pending application waits: parked, in a line, ready, or to be screened."""
 
@@ -116,7 +125,7 @@ class Backlog:
         app_id = app.application_id
         self._in_line.pop(app_id, None)  # its entry in a line, if any, is stale from now on
         self._ready[app.queue_path][app_id] = app
-        self._active[app.queue_path][app_id] = app
+        self.activate(app)
 
     def activate(self, app: Application) -> None:
         """`app`'s asks are about to be tried, so their reasons may change: screen it again."""
@@ -156,7 +165,7 @@ class Backlog:
                 return False
             if wait.kind in ("user", "group"):
                 continue
-            if wait.kind == "queue" and not self._may_preempt(app):
+            if wait.is_queue_maximum and not self._may_preempt(app):
                 continue
             return False
         return True
@@ -208,9 +217,14 @@ class Backlog:
         for counter in counters:
             self._parked.setdefault(counter, {})[app_id] = app
             self._parkings += 1
-        if not self.exhaustive and self._settled(app):
-            # parked on every counter its asks wait on, so a move wakes (and activates) it
-            self._active[app.queue_path].pop(app_id, None)
+        if not self.exhaustive:
+            self._parked_now(app)
+
+    def _parked_now(self, app: Application) -> None:
+        """`app` waits on every counter its asks wait on, so a move wakes (and activates) it:
+        until then, settled, it is not screened. Sweeps when enough parkings piled up."""
+        if self._settled(app):
+            self._active[app.queue_path].pop(app.application_id, None)
         if self._parkings >= self._sweep_at:
             self._sweep()
 
@@ -233,17 +247,8 @@ class Backlog:
             # a woken head held for the line's own reason: whoever is behind it would be
             # refused alike, so they wait with it again
             del self._head_of[app_id]
-            behind = self._behind.pop(key, None)
-            if behind:
-                if len(behind) < len(line):
-                    line, behind = behind, line
-                for entry in line:
-                    heapq.heappush(behind, entry)
-                lines[key] = behind
-        if self._settled(app):
-            self._active[app.queue_path].pop(app_id, None)
-        if self._parkings >= self._sweep_at:
-            self._sweep()
+            lines[key] = _merged(line, self._behind.pop(key, []))
+        self._parked_now(app)
 
     def moved_on(self, app: Application) -> None:
         """`app`'s reason to wait changed (or it started, or went away): if it was woken at
@@ -254,12 +259,8 @@ class Backlog:
         if key is None:
             self._leave_line(app)
             return
-        behind = self._behind.pop(key, None)
-        head = None if behind is None else self._pop_head(key, behind)
+        head = self._wake_head(key, self._behind.pop(key, []))
         if head is not None:
-            self._make_ready(head)
-            self._head_of[head.application_id] = key
-            self._put_behind(key, behind or [])
             self.chained.append(head)
 
     def _leave_line(self, app: Application) -> None:
@@ -331,26 +332,18 @@ class Backlog:
         if apps:
             for app in apps.values():
                 self._make_ready(app)
-        lines = self._lines.pop(counter, None)
-        if lines:
-            for key, line in lines.items():
-                head = self._pop_head(key, line)
-                if head is None:
-                    continue
-                self._make_ready(head)
-                self._head_of[head.application_id] = key
-                self._put_behind(key, line)
+        for key, line in self._lines.pop(counter, {}).items():
+            self._wake_head(key, line)
 
-    def _put_behind(self, key: LineKey, line: list[LineEntry]) -> None:
-        """Let `line` wait behind the woken head(s) of `key` (two moves before the first head
-        was tried leave two heads, each woken, and one line behind them)."""
-        behind = self._behind.get(key)
-        if behind is None:
-            if line:
-                self._behind[key] = line
-            return
-        if len(line) > len(behind):
-            line, behind = behind, line
-            self._behind[key] = behind
-        for entry in line:
-            heapq.heappush(behind, entry)
+    def _wake_head(self, key: LineKey, line: list[LineEntry]) -> Application | None:
+        """Wake the first of `line` still in it; the rest wait behind it (behind any head of
+        the same line woken before and not tried yet: two moves before a cycle leave two
+        heads and one line behind them)."""
+        head = self._pop_head(key, line)
+        if head is not None:
+            self._make_ready(head)
+            self._head_of[head.application_id] = key
+            merged = _merged(line, self._behind.pop(key, []))
+            if merged:
+                self._behind[key] = merged
+        return head

@@ -156,7 +156,7 @@ def _limit_lifted(p: PartitionContext, app: Application, pending: PendingAsk) ->
     blocked = pending.blocked
     if blocked is None or p.accounting.still_blocked(blocked) or app.wait != pending.wait:
         return
-    if not app.tracked and pending.wait is not None and pending.wait.limit == "applications":
+    if not app.tracked and pending.wait is not None and pending.wait.is_count:
         return  # a new app's count comes first: the walk asks it, in the leaf's order
     resource = pending.ask.resource
     if p.nodes.find_fit(resource) is not None:

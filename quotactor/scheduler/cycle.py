@@ -24,7 +24,7 @@ one application at a time: after a release the cost is a refusal per user, not o
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from quotactor.core.identity import UserGroup
@@ -174,12 +174,8 @@ class Cycle:
         heap = self._app_heaps.get(leaf.path)
         if heap is None:
             heap = []
-            backlog = self.p.backlog
-            candidates = backlog.ready(leaf)
-            backlog.chained.clear()  # woken before this walk: ready, so among candidates
-            for candidate in candidates:  # grows when a head moved on lets the next one in
+            for candidate in self._woken(leaf):
                 self._take(leaf, heap, candidate)
-                candidates.extend(self._chained(leaf))
             heapq.heapify(heap)
             self._app_heaps[leaf.path] = heap
         while heap:
@@ -213,13 +209,19 @@ class Cycle:
         first obstacle each meets is its reason to wait, and it is parked on that (a new
         application's count, asked first, may hold it rather than the room). Left ready, they
         would be looked at by every cycle's end with the reason they had before."""
-        backlog = self.p.backlog
-        woken = backlog.ready(leaf)
-        backlog.chained.clear()  # those woken before are ready, so among `woken`
-        for app in woken:  # grows as heads of lines move on
+        for app in self._woken(leaf):
             if not self._still_held_by_full_queue(leaf, app):
                 self._allocate_app(leaf, app)
                 self._park_if_blocked(leaf, app)
+
+    def _woken(self, leaf: Queue) -> Iterator[Application]:
+        """The applications ready in `leaf`, then each one a head among them lets in as it
+        moves on (taken after the caller has dealt with the one before)."""
+        backlog = self.p.backlog
+        woken = backlog.ready(leaf)
+        backlog.chained.clear()  # woken before: ready, so among `woken`
+        for app in woken:
+            yield app
             woken.extend(self._chained(leaf))
 
     def _take(self, leaf: Queue, heap: list[tuple[Any, ...]], app: Application) -> None:
@@ -270,7 +272,8 @@ class Cycle:
     def _set_aside(self, leaf: Queue, app: Application, counters: set[Counter]) -> None:
         """Park `app` on `counters`; a new application that an application count holds back
         joins the line of that count instead, in the leaf's order."""
-        if not app.tracked and _held_by_count(app.wait) and len(counters) == 1:
+        if not app.tracked and app.wait is not None and app.wait.is_count \
+                and len(counters) == 1:
             self.p.backlog.queue_up(app, next(iter(counters)), self._app_key(leaf, app))
         else:
             self.p.backlog.park(app, counters)
@@ -292,14 +295,14 @@ class Cycle:
             if token is not None and accounting.still_blocked(token):
                 if token[0] == "node" and ask.required_node is None:
                     counters.add(self.p.backlog.node_counter(ask.resource))
-                elif _held_by_maximum(wait):
+                elif wait is not None and wait.is_queue_maximum:
                     counters.add(self.p.backlog.room_counter(token[1], ask.resource))
                 else:
                     counters.add((token[0], token[1]))
                 continue
-            if not app.tracked and _held_by_count(wait):
+            if not app.tracked and wait is not None and wait.is_count:
                 return None  # its count comes first, and only the walk knows it in order
-            if _held_by_maximum(wait) and (queue := app.queue) is not None:
+            if wait is not None and wait.is_queue_maximum and (queue := app.queue) is not None:
                 over = queue.over_max(ask.resource)
                 if over is not None and token is not None and over.path == token[1]:
                     # the release there left no room for it: it waits as before, unattempted
@@ -411,22 +414,9 @@ class Cycle:
 
     def _block_all(self, app: Application, wait: Wait) -> None:
         """A limit on the number of applications holds back every ask of `app`."""
-        token = self.p.accounting.token(wait)
-        for pending in app.asks.values():
-            pending.blocked = token
-            pending.wait = wait
+        app.block_asks(wait, self.p.accounting.token(wait))
         self.p.set_wait(app, wait)
 
-
-
-def _held_by_maximum(wait: Wait | None) -> bool:
-    """Whether `wait` is a queue's `resources.max`."""
-    return wait is not None and wait.kind == "queue" and wait.limit == "resources"
-
-
-def _held_by_count(wait: Wait | None) -> bool:
-    """Whether `wait` is a user's or group's `maxApplications` (asked first of a new app)."""
-    return wait is not None and wait.limit == "applications" and wait.kind in ("user", "group")
 
 
 def _for_ask(wait: Wait, key: str) -> Wait:

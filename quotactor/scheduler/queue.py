@@ -165,14 +165,8 @@ class Queue:
     def over_max(self, resource: Resource) -> Queue | None:
         """The first queue, leaf to root, whose `resources.max` `resource` would break."""
         for queue in self.lineage():
-            limit = queue.max_resources
-            if limit is None:
-                continue
-            used = queue.allocated
-            for name, quantity in resource.items():
-                cap = limit.get(name)
-                if cap is not None and used.get(name, 0) + quantity > cap:
-                    return queue
+            if not queue.admits(resource):
+                return queue
         return None
 
     def admits(self, resource: Resource) -> bool:
@@ -181,8 +175,11 @@ class Queue:
         if limit is None:
             return True
         used = self.allocated
-        return all(used.get(name, 0) + quantity <= limit.get(name, used.get(name, 0) + quantity)
-                   for name, quantity in resource.items())
+        for name, quantity in resource.items():
+            cap = limit.get(name)
+            if cap is not None and used.get(name, 0) + quantity > cap:
+                return False
+        return True
 
     def full_of_apps(self, application_id: str) -> Queue | None:
         """The first queue, leaf to root, whose `maxapplications` a new application would break."""

@@ -29,6 +29,16 @@ class Wait:
     detail: str
     ask: str = ""
 
+    @property
+    def is_count(self) -> bool:
+        """A user's or group's `maxApplications` (asked first of a new application)."""
+        return self.limit == "applications" and self.kind in ("user", "group")
+
+    @property
+    def is_queue_maximum(self) -> bool:
+        """A queue's `resources.max`."""
+        return self.kind == "queue" and self.limit == "resources"
+
     @classmethod
     def from_refusal(cls, refusal: Refusal, ask: str) -> Wait:
         return cls(refusal.kind, refusal.name, refusal.queue_path, refusal.limit,

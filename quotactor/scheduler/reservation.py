@@ -218,9 +218,7 @@ def allocate_reserved(p: PartitionContext) -> list[Allocation]:
             continue
         count = None if app.tracked else p.accounting.count_wait(app)
         if count is not None:  # a new application's count comes first and holds it whole,
-            token = p.accounting.token(count)  # as in the walk
-            for held in app.asks.values():
-                held.wait, held.blocked = count, token
+            app.block_asks(count, p.accounting.token(count))  # as in the walk
             _held(p, app, reservation, count, now)
             continue
         result = allocate(p, app, pending, target)

@@ -42,13 +42,10 @@ change = st.builds(
 )
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.lists(change, max_size=40))
-def test_a_batch_gives_the_answers_of_the_same_calls_made_one_by_one(changes) -> None:
-    """Application ids are unique per user here, as in a partition: items of different users
-    may then interleave in any order without changing the outcome."""
-    ref = ReferenceTracking(USER_LIMITS)
-    want = []
+def _reference_answers(ref: ReferenceTracking, changes: list[Any]) -> list[bool | None]:
+    """What the reference model answers to `changes` made one by one, in order (None for a
+    decrease)."""
+    want: list[bool | None] = []
     for c in changes:
         parts = parse_queue_path(c.queue_path)
         if isinstance(c, UsageIncrease):
@@ -56,6 +53,16 @@ def test_a_batch_gives_the_answers_of_the_same_calls_made_one_by_one(changes) ->
         else:
             ref.decrease(parts, c.application_id, Resource(c.usage), c.user, c.remove_app)
             want.append(None)
+    return want
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(change, max_size=40))
+def test_a_batch_gives_the_answers_of_the_same_calls_made_one_by_one(changes) -> None:
+    """Application ids are unique per user here, as in a partition: items of different users
+    may then interleave in any order without changing the outcome."""
+    ref = ReferenceTracking(USER_LIMITS)
+    want = _reference_answers(ref, changes)
     with UserGroupManager.start(USER_LIMITS, timeout=20.0) as ugm:
         got = [None if r is None else r.ok for r in ugm.apply_batch(changes)]
         assert got == want
@@ -277,14 +284,7 @@ def test_a_held_batch_decides_in_the_callers_order_as_the_reference_model(change
     same items in the same order, even where users of one group compete for its limits (the
     order across users then matters)."""
     ref = ReferenceTracking(SHARED)
-    want = []
-    for c in changes:
-        parts = parse_queue_path(c.queue_path)
-        if isinstance(c, UsageIncrease):
-            want.append(ref.increase(parts, c.application_id, Resource(c.usage), c.user) is None)
-        else:
-            ref.decrease(parts, c.application_id, Resource(c.usage), c.user, c.remove_app)
-            want.append(None)
+    want = _reference_answers(ref, changes)
     with UserGroupManager.start(SHARED, timeout=20.0) as ugm:
         got = _off_main(lambda: ugm.apply_batch(changes))
         assert [None if r is None else r.ok for r in got] == want
