@@ -44,6 +44,7 @@ from quotactor.scheduler.reasons import Wait
 __all__ = ["Backlog", "Counter"]
 
 _MIN_SWEEP = 1024
+_MAX_NAMED = 4096
 
 Counter = tuple[str, str]
 LineKey = tuple[Counter, str, Wait, UserGroup]
@@ -87,6 +88,11 @@ class Backlog:
         self._shapes: dict[str, Resource] = {}
         self._room_shapes: dict[str, dict[str, Resource]] = {}
         """Per queue, the sizes its maximum holds back (see `room_counter`)."""
+        self._node_counters: dict[Resource, Counter] = {}
+        self._room_counters: dict[tuple[str, Resource], Counter] = {}
+        """The counters named so far, so that naming one does not format a size each time
+        (asks usually come in few sizes; forgotten past `_MAX_NAMED`, as a live scheduler may
+        see ever new ones)."""
         self._parkings = 0
         self._parkings_made = 0
         self._sweep_at = _MIN_SWEEP
@@ -143,9 +149,10 @@ class Backlog:
             return []
         # asked every cycle for every leaf, so an application placed or removed since is
         # forgotten here at the latest one cycle later, and the index never outgrows the backlog
-        for key in [k for k, app in active.items() if pending.get(k) is not app]:
-            del active[key]
-        return list(active.values())
+        kept = [app for key, app in active.items() if pending.get(key) is app]
+        if len(kept) < len(active):
+            self._active[leaf.path] = {app.application_id: app for app in kept}
+        return kept
 
     def _settled(self, app: Application) -> bool:
         """Whether the end of a cycle would pass `app` over until one of its counters moves:
@@ -198,17 +205,25 @@ class Backlog:
         """The counter for asks of `shape` that found no node: it moves only when capacity
         was freed and some node has room for `shape` again, so a release of one vcore does
         not wake every job waiting for sixty-four."""
-        key = str(shape)
-        self._shapes[key] = shape
-        return ("node", key)
+        counter = self._node_counters.get(shape)
+        if counter is None:
+            if len(self._node_counters) >= _MAX_NAMED:
+                self._node_counters.clear()
+            counter = self._node_counters[shape] = ("node", str(shape))
+        self._shapes[counter[1]] = shape
+        return counter
 
     def room_counter(self, queue_path: str, shape: Resource) -> Counter:
         """The counter for asks of `shape` that `queue_path`'s maximum holds back: it moves
         only when a release there leaves room for `shape` under that maximum, so a release
         of one vcore does not wake every job waiting for sixty-four."""
-        key = f"{queue_path} {shape}"
-        self._room_shapes.setdefault(queue_path, {})[key] = shape
-        return ("room", key)
+        counter = self._room_counters.get((queue_path, shape))
+        if counter is None:
+            if len(self._room_counters) >= _MAX_NAMED:
+                self._room_counters.clear()
+            counter = self._room_counters[queue_path, shape] = ("room", f"{queue_path} {shape}")
+        self._room_shapes.setdefault(queue_path, {})[counter[1]] = shape
+        return counter
 
     def park(self, app: Application, counters: Iterable[Counter]) -> None:
         """Set `app` aside until one of `counters` moves (every ask waits on one of them)."""
@@ -289,7 +304,8 @@ class Backlog:
     def _sweep(self) -> None:
         """Drop parked applications that no longer wait (removed, or placed after a config
         change): a counter that never moves again would otherwise keep them forever. Runs
-        when the parkings since the last sweep reach the number kept then (amortised O(1))."""
+        when the parkings since the last sweep reach twice the number kept then (amortised
+        O(1), and stale entries never outnumber live ones by more than two to one)."""
         kept = 0
         for counter in list(self._parked):
             apps = self._parked[counter]
@@ -314,7 +330,7 @@ class Backlog:
         self._in_line = in_line
         self._lines = {counter: lines for counter, lines in self._lines.items() if lines}
         self._parkings = 0
-        self._sweep_at = max(_MIN_SWEEP, kept)
+        self._sweep_at = max(_MIN_SWEEP, 2 * kept)
 
     def screened_count(self) -> int:
         """Applications kept for the end-of-cycle screening, in every leaf (for tests)."""

@@ -145,7 +145,7 @@ def _waiting(p: PartitionContext, can_reserve: bool,
                     found.append((-effective, shares[queue.path], pending.added_at,
                                   pending.seq, app, pending,
                                   can_preempt and guaranteed[queue.path]))
-    found.sort(key=lambda f: f[:4])
+    found.sort()  # an ask's `seq` is unique in its partition: applications are never compared
     return [(app, pending, may) for *_, app, pending, may in found]
 
 
