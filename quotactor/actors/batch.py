@@ -164,15 +164,20 @@ def _ignored(state: UserTrackerState, group: GroupTrackerState | None, msg: User
 
 
 def _report(users: list[UserTrackerActor], groups: list[GroupTrackerActor]) -> None:
-    """The held trackers left empty, to the manager in one step (see `ManagerActor.reports`)."""
+    """The held trackers left empty, to the manager in one step (see `ManagerActor.reports`),
+    each marked `retirable` first (see `quotactor.actors.known`)."""
     if not users:
         return
     reports: list[Idle] = []
     for ref in groups:
-        if ref.state.is_empty():
+        empty = ref.state.is_empty()
+        ref.retirable = empty and ref.routed == ref.handled  # before the report
+        if empty:
             reports.append(("group", ref.state.name, ref, ref.handled))
     for tracker in users:
-        if tracker.state.is_empty():
+        empty = tracker.state.is_empty()
+        tracker.retirable = empty and tracker.routed == tracker.handled
+        if empty:
             reports.append(("user", tracker.state.name, tracker, tracker.handled))
     if reports:
         users[0].reports.extend(reports)  # every tracker of a partition shares it

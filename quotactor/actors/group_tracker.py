@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from quotactor.actors.known import decide_group
 from quotactor.actors.messages import (
     GroupBatch,
     GroupDecrease,
     GroupIncrease,
     GroupMessage,
     GroupStatus,
+    KnownGroup,
+    NotKnown,
     ReadPart,
     ReadResult,
     SnapshotPart,
 )
 from quotactor.actors.runtime import Actor, WorkerPool
+from quotactor.core.decision import Decision
 from quotactor.core.queue_tracker import Refusal
 from quotactor.core.tracker import GroupTrackerState
 from quotactor.logs import get_logger
@@ -31,16 +35,25 @@ class GroupTrackerActor(Actor[GroupMessage]):
     its error, counted like any other; the other changes of its batch go on.
     """
 
-    __slots__ = ("handled", "state")
+    __slots__ = ("handled", "retirable", "routed", "state")
 
     handlers_wait = False
 
     def __init__(self, pool: WorkerPool, name: str) -> None:
         super().__init__(pool)
         self.state = GroupTrackerState(name)
+        self.routed = 0
+        """Operations the manager routed here (written by the manager's handler only)."""
         self.handled = 0
+        self.retirable = False
+        """Empty with every routed operation handled, as of the last one handled (see
+        `quotactor.actors.known`)."""
 
-    def handle(self, message: GroupMessage) -> GroupStatus | None:
+    def handle(
+        self, message: GroupMessage
+    ) -> GroupStatus | Decision | int | NotKnown | None:
+        if type(message) is KnownGroup:
+            return decide_group(self, message)
         if isinstance(message, GroupBatch):
             return self._apply(message)
         if isinstance(message, ReadPart):
@@ -82,4 +95,6 @@ class GroupTrackerActor(Actor[GroupMessage]):
                 outcomes.append(exc)
                 continue
             outcomes.append(None)
-        return GroupStatus(tuple(outcomes), self.handled, state.is_empty())
+        empty = state.is_empty()
+        self.retirable = empty and self.routed == self.handled
+        return GroupStatus(tuple(outcomes), self.handled, empty)

@@ -68,22 +68,6 @@ from quotactor.logs import get_logger
 log = get_logger()
 
 
-@dataclass(slots=True)
-class _Slot:
-    """A live user tracker as the manager sees it."""
-
-    ref: UserTrackerActor
-    routed: int = 0
-
-
-@dataclass(slots=True)
-class _GroupSlot:
-    """A live group tracker as the manager sees it."""
-
-    ref: GroupTrackerActor
-    routed: int = 0
-
-
 @dataclass(frozen=True, slots=True)
 class ReadPlan:
     """What a read needs: the table, the group, and the replies of the live trackers' parts."""
@@ -161,10 +145,10 @@ class ManagerActor(Actor[ManagerMessage]):
         self.group_pool = WorkerPool("groups", group_threads)
         self.partition = partition
         self.applied = Applied(None, table)
-        self.users: dict[str, _Slot] = {}
-        self.groups: dict[str, _GroupSlot] = {}
-        self.warm_users: OrderedDict[str, _Slot] = OrderedDict()
-        self.warm_groups: OrderedDict[str, _GroupSlot] = OrderedDict()
+        self.users: dict[str, UserTrackerActor] = {}
+        self.groups: dict[str, GroupTrackerActor] = {}
+        self.warm_users: OrderedDict[str, UserTrackerActor] = OrderedDict()
+        self.warm_groups: OrderedDict[str, GroupTrackerActor] = OrderedDict()
         self.links: dict[str, dict[str, str | None]] = {}
         self.owners: dict[str, str] = {}
         self.retired = 0
@@ -203,21 +187,21 @@ class ManagerActor(Actor[ManagerMessage]):
         """The limit table in force: the one of the config the manager publishes as applied."""
         return self.applied.table
 
-    def _user_slot(self, name: str) -> _Slot:
-        slot = self.users.get(name)
-        if slot is None:
-            slot = self.warm_users.pop(name, None) or _Slot(
-                UserTrackerActor(self.user_pool, name, self.reports))
-            self.users[name] = slot
-        return slot
+    def _user(self, name: str) -> UserTrackerActor:
+        """The live user tracker of `name`: a warm one revived, or a new one."""
+        ref = self.users.get(name)
+        if ref is None:
+            ref = self.warm_users.pop(name, None) or UserTrackerActor(
+                self.user_pool, name, self.reports)
+            self.users[name] = ref
+        return ref
 
-    def _group_slot(self, name: str) -> _GroupSlot:
-        slot = self.groups.get(name)
-        if slot is None:
-            slot = self.warm_groups.pop(name, None) or _GroupSlot(
-                GroupTrackerActor(self.group_pool, name))
-            self.groups[name] = slot
-        return slot
+    def _group(self, name: str) -> GroupTrackerActor:
+        ref = self.groups.get(name)
+        if ref is None:
+            ref = self.warm_groups.pop(name, None) or GroupTrackerActor(self.group_pool, name)
+            self.groups[name] = ref
+        return ref
 
     def _route(self, msg: Route) -> Routing:
         """Route every item as if sent alone, in the caller's order: each routed item with the
@@ -252,18 +236,18 @@ class ManagerActor(Actor[ManagerMessage]):
                     else:
                         group = table.resolve_group(ancestors(parts), who.groups)
                     # Nothing above changed anything; below, nothing can fail but an allocation.
-                    user = users.get(name) or self._user_slot(name)
+                    # `routed` first, then the links (see `quotactor.actors.known`).
+                    user = users.get(name) or self._user(name)
+                    user.routed += 1
                     group_ref = None
                     if group is not None:
-                        slot = groups.get(group) or self._group_slot(group)
-                        slot.routed += 1
-                        group_ref = slot.ref
+                        group_ref = groups.get(group) or self._group(group)
+                        group_ref.routed += 1
                     if app_links is None:
                         app_links = links[name] = {}
                     app_links[app] = group
                     owners[app] = name
-                    user.routed += 1
-                    routed.append((user.ref, UserIncrease(
+                    routed.append((user, UserIncrease(
                         position, parts, app, usage, group, group_ref, table)))
                     continue
                 parts, app, usage, who, remove_app = item
@@ -273,6 +257,7 @@ class ManagerActor(Actor[ManagerMessage]):
                     self.log.warning("decrease_ignored", user=name, app=app,
                                      queue=".".join(parts), reason="unknown user")
                     continue
+                known.routed += 1  # before the links change (see `quotactor.actors.known`)
                 app_links = links.get(name)
                 group = None if app_links is None else app_links.get(app)
                 if remove_app:
@@ -280,15 +265,13 @@ class ManagerActor(Actor[ManagerMessage]):
                         app_links.pop(app, None)
                     if owners.get(app) == name:
                         del owners[app]
-                group_slot = groups.get(group) if group is not None else None
-                if group_slot is None:
+                group_ref = groups.get(group) if group is not None else None
+                if group_ref is None:
                     group = None
                 else:
-                    group_slot.routed += 1
-                known.routed += 1
-                routed.append((known.ref, UserDecrease(
-                    position, parts, app, usage, remove_app, group,
-                    None if group_slot is None else group_slot.ref)))
+                    group_ref.routed += 1
+                routed.append((known, UserDecrease(
+                    position, parts, app, usage, remove_app, group, group_ref)))
             except Exception as exc:
                 refused.append((position, exc))
         return Routing(routed, refused)
@@ -308,16 +291,13 @@ class ManagerActor(Actor[ManagerMessage]):
                     continue
                 kind, name, ref, handled = report
                 if kind == "user":
-                    slot: _Slot | _GroupSlot | None = users.get(name)
-                    if slot is not None and slot.ref is ref and slot.routed == handled:
+                    if users.get(name) is ref and ref.routed == handled:
                         self._retire(users, self.warm_users, name)
                         for app in self.links.pop(name, ()):
                             if self.owners.get(app) == name:
                                 del self.owners[app]
-                else:
-                    slot = groups.get(name)
-                    if slot is not None and slot.ref is ref and slot.routed == handled:
-                        self._retire(groups, self.warm_groups, name)
+                elif groups.get(name) is ref and ref.routed == handled:
+                    self._retire(groups, self.warm_groups, name)
                 # else: retired already (or shut down), or more is on its way to it
             except Exception:  # a bug; the tracker stays live, which is safe
                 self.log.exception("report_failed", report=type(report).__name__)
@@ -338,18 +318,18 @@ class ManagerActor(Actor[ManagerMessage]):
         """
         warm[name] = slots.pop(name)
         if len(warm) > WARM_TRACKERS:
-            stop_now(warm.popitem(last=False)[1].ref)
+            stop_now(warm.popitem(last=False)[1])
         self.retired += 1
 
     def _read_part(
-        self, slot: _Slot | _GroupSlot | None, msg: PlanRead
+        self, ref: UserTrackerActor | GroupTrackerActor | None, msg: PlanRead
     ) -> Reply[ReadResult] | None:
         """Queue the read behind what was routed to the tracker before (or answer it here, on
         this thread, when the tracker is idle); it cannot be retired before it answers."""
-        if slot is None:
+        if ref is None:
             return None
         reply: Reply[ReadResult] = Reply()
-        deliver(slot.ref, ReadPart(msg.parts, msg.app, self.table, reply))
+        deliver(ref, ReadPart(msg.parts, msg.app, self.table, reply))
         return reply
 
     def _plan_read(self, msg: PlanRead) -> ReadPlan:
@@ -367,12 +347,12 @@ class ManagerActor(Actor[ManagerMessage]):
         )
 
     def _plan_snapshot(self, msg: PlanSnapshot) -> SnapshotPlan:
-        slots: Mapping[str, _Slot | _GroupSlot] = (
+        slots: Mapping[str, UserTrackerActor | GroupTrackerActor] = (
             self.users if msg.kind == "user" else self.groups)
         table = self.table
         is_named = table.is_named_user if msg.kind == "user" else table.is_named_group
         named: Iterable[str]
-        chosen: Mapping[str, _Slot | _GroupSlot]
+        chosen: Mapping[str, UserTrackerActor | GroupTrackerActor]
         if msg.name is not None:
             chosen = {msg.name: slots[msg.name]} if msg.name in slots else {}
             named = [msg.name] if is_named(msg.name) else []
@@ -380,9 +360,9 @@ class ManagerActor(Actor[ManagerMessage]):
             chosen = slots
             named = table.named_users() if msg.kind == "user" else table.named_groups()
         replies = []
-        for slot in chosen.values():
+        for ref in chosen.values():
             reply: Reply[dict[str, Any]] = Reply()
-            deliver(slot.ref, SnapshotPart(self.table, reply))
+            deliver(ref, SnapshotPart(self.table, reply))
             replies.append(reply)
         virtual = tuple(n for n in named if n not in chosen)
         return SnapshotPlan(self.table, tuple(replies), virtual)
@@ -398,8 +378,8 @@ class ManagerActor(Actor[ManagerMessage]):
         never waits)."""
         self.closed = True
         retirement = Retirement(
-            tuple(slot.ref for slot in (*self.users.values(), *self.warm_users.values())),
-            tuple(slot.ref for slot in (*self.groups.values(), *self.warm_groups.values())),
+            (*self.users.values(), *self.warm_users.values()),
+            (*self.groups.values(), *self.warm_groups.values()),
             (self.user_pool, self.group_pool),
         )
         self.users.clear()

@@ -20,9 +20,11 @@ from quotactor.core.identity import UserGroup
 from quotactor.core.limits import LimitTable
 from quotactor.core.queue_tracker import Refusal
 from quotactor.core.resources import Resource
+from quotactor.core.tracker import UserTrackerState
 
 if TYPE_CHECKING:
     from quotactor.actors.group_tracker import GroupTrackerActor
+    from quotactor.actors.manager import ManagerActor
     from quotactor.actors.user_tracker import UserTrackerActor
 
 Kind = Literal["user", "group"]
@@ -131,6 +133,36 @@ class UserBatch(NamedTuple):
 
     items: tuple[UserIncrease | UserDecrease, ...]
     deadline: float
+
+
+# Facade -> user tracker -> group tracker, without the manager (`quotactor.actors.known`)
+
+
+class NotKnown:
+    """The answer to a `Known` change that cannot skip the manager; nothing was changed."""
+
+
+class Known(NamedTuple):
+    """A single call's change for its user's live tracker, decided without the manager."""
+
+    parts: tuple[str, ...]
+    app: str
+    usage: Resource
+    increase: bool
+    manager: ManagerActor
+
+
+class KnownGroup(NamedTuple):
+    """The group's side of a `Known` change, run by the thread holding the user tracker."""
+
+    user: UserTrackerState
+    parts: tuple[str, ...]
+    app: str
+    usage: Resource
+    increase: bool
+    table: LimitTable
+    group: str
+
 
 
 # Manager -> any tracker
@@ -267,7 +299,7 @@ class ReadResult:
 
 ManagerMessage = Route | PlanRead | PlanSnapshot | SwitchTable | Shutdown | Stats
 """What the manager handles."""
-UserMessage = UserBatch | ReadPart | SnapshotPart
+UserMessage = UserBatch | ReadPart | SnapshotPart | Known
 """What a user tracker handles."""
-GroupMessage = GroupBatch | ReadPart | SnapshotPart
+GroupMessage = GroupBatch | ReadPart | SnapshotPart | KnownGroup
 """What a group tracker handles."""

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from quotactor.actors.group_tracker import GroupTrackerActor
+from quotactor.actors.known import decide_user
 from quotactor.actors.messages import (
     GROUP_SKIP,
     GroupBatch,
@@ -23,6 +24,8 @@ from quotactor.actors.messages import (
     GroupIncrease,
     GroupStatus,
     Idle,
+    Known,
+    NotKnown,
     ReadPart,
     ReadResult,
     Relink,
@@ -81,15 +84,22 @@ class UserTrackerActor(Actor[UserMessage]):
     trackers safely.
     """
 
-    __slots__ = ("handled", "reports", "state")
+    __slots__ = ("handled", "reports", "retirable", "routed", "state")
 
     def __init__(self, pool: WorkerPool, name: str, reports: deque[Idle | Relink]) -> None:
         super().__init__(pool)
         self.state = UserTrackerState(name)
+        self.routed = 0
+        """Operations the manager routed here (written by the manager's handler only)."""
         self.handled = 0
+        self.retirable = False
+        """Empty with every routed operation handled, as of the last one handled: the manager
+        may retire it at any moment (see `quotactor.actors.known`)."""
         self.reports = reports  # the manager's; shared, not a bound method per tracker
 
-    def handle(self, message: UserMessage) -> Sequence[Result] | None:
+    def handle(self, message: UserMessage) -> Sequence[Result] | Decision | NotKnown | None:
+        if type(message) is Known:
+            return decide_user(self, message)
         if isinstance(message, UserBatch):
             if len(message.items) == 1:
                 return self._alone(message.items[0], message.deadline)
@@ -121,9 +131,11 @@ class UserTrackerActor(Actor[UserMessage]):
             elif journal is not None:
                 result = self._end(msg, journal, UNANSWERED if status is None else status)
         self.handled += 1
+        empty = self.state.is_empty()
+        self.retirable = empty and self.routed == self.handled  # before the report
         if idle_group is not None:
             self.reports.append(idle_group)
-        if self.state.is_empty():
+        if empty:
             self.reports.append(("user", self.state.name, self, self.handled))
         return (result,)
 
@@ -263,7 +275,9 @@ def decide(
             reports.append(("group", name, ref, status.handled))
     for tracker, changes in shares:
         tracker.handled += len(changes)
-        if tracker.state.is_empty():
+        empty = tracker.state.is_empty()
+        tracker.retirable = empty and tracker.routed == tracker.handled  # before the report
+        if empty:
             reports.append(("user", tracker.state.name, tracker, tracker.handled))
     if reports:
         shares[0][0].reports.extend(reports)  # every tracker of a partition shares the queue

@@ -151,7 +151,7 @@ def test_a_batch_sends_a_busy_user_tracker_its_own_message_and_counts_stay_true(
     caller's timeout and is applied whole when the tracker runs again."""
     ugm: UserGroupManager = start_ugm(GROUP_LIMIT)
     assert ugm.increase_tracked_resource("root.a", "sue-0", {"m": 1}, SUE)
-    sue = ugm._manager.users["sue"].ref  # type: ignore[union-attr]
+    sue = ugm._manager.users["sue"]  # type: ignore[union-attr]
     assert _off_main(sue._claim)
     ugm.timeout = 0.3
     batch = [UsageIncrease("root.a", f"{u.user}-1", {"m": 10}, u) for u in (BOB, SUE, ANN)]
@@ -178,7 +178,7 @@ def test_a_batch_that_gives_up_on_a_wedged_group_changes_nothing(start_ugm: Any)
     a decrease in the same group batch is still applied."""
     ugm: UserGroupManager = start_ugm(GROUP_LIMIT)
     assert ugm.increase_tracked_resource("root.a", "ann-0", {"m": 5}, ANN)
-    group = ugm._manager.groups["dev"].ref  # type: ignore[union-attr]
+    group = ugm._manager.groups["dev"]  # type: ignore[union-attr]
     assert _off_main(group._claim)
     ugm.timeout = 0.3
     try:
@@ -305,7 +305,7 @@ def test_a_busy_group_holds_back_only_its_users_items(start_ugm: Any) -> None:
     caller's timeout, and are abandoned whole; nothing of them is left, and everything drains."""
     ugm: UserGroupManager = start_ugm(TWO_GROUPS)
     assert ugm.increase_tracked_resource("root.a", "sue-0", {"m": 1}, SUE)
-    dev = ugm._manager.groups["dev"].ref  # type: ignore[union-attr]
+    dev = ugm._manager.groups["dev"]  # type: ignore[union-attr]
     assert _off_main(dev._claim)
     ugm.timeout = 0.3
     try:
@@ -347,8 +347,8 @@ def test_a_held_batch_reports_its_emptied_trackers_in_one_step(start_ugm: Any) -
             super().extend(reports)
 
     manager.reports = Counted()
-    for slot in manager.users.values():  # user trackers append the reports
-        slot.ref.reports = manager.reports
+    for ref in manager.users.values():  # user trackers append the reports
+        ref.reports = manager.reports
     _off_main(lambda: ugm.apply_batch([
         UsageDecrease(c.queue_path, c.application_id, c.usage, c.user, True) for c in adds]))
     assert extends == [5]

@@ -288,7 +288,7 @@ def test_a_user_tracker_that_gives_up_on_a_wedged_group_changes_nothing(
     ugm.timeout = 0.3
     sue = UserGroup("sue", ["dev"])
     assert ugm.increase_tracked_resource("root.a", "app1", {"m": 1}, sue)
-    group = ugm._manager.groups["dev"].ref
+    group = ugm._manager.groups["dev"]
     assert off_main(group._claim)  # wedge the group tracker: claimed, and nobody runs it
     began = time.monotonic()
     try:
