@@ -29,13 +29,14 @@ class GroupTrackerActor(Actor[GroupMessage]):
 
     It never waits on anyone, so it can never be part of a cycle of waits, and its handlers may
     run on any thread that claims it. `handled` counts the operations the manager routed here
-    that are done (applied, refused, failed or skipped by the user tracker); each answer carries
-    it, and the user tracker reports an empty group to the manager with that count. A change
+    that are done (applied, refused, failed or skipped by the user tracker); `idle_at` records
+    it when they leave the group empty with nothing else routed to it, for the manager's
+    retirement. A change
     that fails leaves the state as it was (the state's changes are atomic) and is answered with
     its error, counted like any other; the other changes of its batch go on.
     """
 
-    __slots__ = ("handled", "retirable", "routed", "state")
+    __slots__ = ("handled", "idle_at", "routed", "state")
 
     handlers_wait = False
 
@@ -45,9 +46,9 @@ class GroupTrackerActor(Actor[GroupMessage]):
         self.routed = 0
         """Operations the manager routed here (written by the manager's handler only)."""
         self.handled = 0
-        self.retirable = False
-        """Empty with every routed operation handled, as of the last one handled (see
-        `quotactor.actors.known`)."""
+        self.idle_at = -1
+        """`handled` when a routed operation last left it empty with nothing else routed to
+        it: while `idle_at == routed` the manager may retire it (see `ManagerActor`)."""
 
     def handle(
         self, message: GroupMessage
@@ -95,6 +96,6 @@ class GroupTrackerActor(Actor[GroupMessage]):
                 outcomes.append(exc)
                 continue
             outcomes.append(None)
-        empty = state.is_empty()
-        self.retirable = empty and self.routed == self.handled
-        return GroupStatus(tuple(outcomes), self.handled, empty)
+        if state.is_empty() and self.routed == self.handled:
+            self.idle_at = self.handled
+        return GroupStatus(tuple(outcomes))

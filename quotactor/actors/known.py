@@ -13,23 +13,19 @@ returns `NOT_KNOWN` having changed nothing, and the call is routed by the manage
 
 Why this is race-free against retirement. A tracker's `routed` counts the operations the
 manager routed to it (written only by the manager's handler), `handled` those it has handled,
-and `retirable` says, as of its last routed operation, that it was empty with every routed
-operation handled. All three of the tracker's are written only by the thread holding its claim,
-as it handles a routed operation, and `retirable` is set before that thread reports the tracker
-`Idle` and before it releases the claim. The manager retires a tracker on an `Idle` report made
-after `handled` operations only if `routed == handled` then (`ManagerActor._read_reports`):
-- When it does, `retirable` is set and stays set until the tracker handles a routed operation
-  again: the report was made with `routed` at that count (`routed` never falls and is never
-  below `handled`), so `retirable` was set then; only handling a routed operation clears it,
-  and none was routed since. A retired tracker is routed to again only once the manager has
-  revived it (listed it as live again).
-- A known-user call proceeds only while holding the tracker's claim with `retirable` clear (and
-  the same for the group's). So it never changes a retired tracker, and no tracker it holds can
-  be retired under it: the manager would need a report made after it, whose maker sets
-  `retirable` under the claim this call holds. A call that looked up a tracker just retired
-  (or stopped: its claim fails) finds `retirable` set and goes to the manager instead. A
-  known-user call never leaves a tracker or a group empty (the application stays linked), so
-  it never owes the manager a report.
+and `idle_at` is the `handled` count at which a routed operation last left it empty with
+nothing else routed to it; `handled` and `idle_at` are written only by the thread holding the
+tracker's claim, as it handles a routed operation. The manager retires a tracker only while
+`idle_at == routed` (`ManagerActor`'s docstring), and always `idle_at <= handled <= routed`:
+- A retired tracker has `idle_at == handled == routed`, and keeps it until the manager routes
+  to it again, which it does only once it has revived it (listed it as live again): nothing
+  but a routed operation changes `handled` or `idle_at`.
+- A known-user call proceeds only while holding the tracker's claim with `idle_at != handled`
+  (and the same for its group's). So it never changes a retired tracker (a caller that looked
+  up a tracker just retired finds `idle_at == handled` and goes to the manager; one evicted
+  and stopped cannot be claimed), and no tracker it holds can be retired under it: while it
+  holds the claim, `idle_at < handled <= routed`. A known-user call never leaves a tracker or
+  a group empty (the application stays linked), so it never makes one idle either.
 
 Why it decides as the manager's route would have. Holding the user's claim, the call requires
 `routed == handled` (nothing routed to the user is pending), the application linked in the
@@ -111,7 +107,8 @@ def apply_known(
 
 def decide_user(tracker: UserTrackerActor, msg: Known) -> Decision | NotKnown | None:
     """The user tracker's handler of a `Known` change (it holds its claim)."""
-    if tracker.retirable or tracker.routed != tracker.handled:
+    handled = tracker.handled
+    if tracker.routed != handled or tracker.idle_at == handled:
         return NOT_KNOWN
     parts, app, usage, increase, manager = msg
     state = tracker.state
@@ -146,7 +143,7 @@ def decide_user(tracker: UserTrackerActor, msg: Known) -> Decision | NotKnown | 
 def decide_group(group: GroupTrackerActor, msg: KnownGroup) -> Decision | int | NotKnown:
     """The group tracker's handler of a `KnownGroup` change (this thread holds the user
     tracker and now the group): `NOT_KNOWN` if the group may be retired."""
-    if group.retirable:
+    if group.idle_at == group.handled:
         return NOT_KNOWN
     user, parts, app, usage, increase, table, name = msg
     return _decide(user, group, table, parts, app, usage, increase, name)

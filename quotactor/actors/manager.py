@@ -7,23 +7,28 @@ sender then delivers (a batch's sender decides the items of the idle trackers it
 them and their groups: `quotactor.actors.batch`). Trackers answer the sender. It runs on the
 pooled runtime, so an idle manager routes on the sender's own thread.
 
-Retirement (the seed's "unlink race"): the manager counts, per tracker, the operations it has
-routed there; a tracker counts those it has handled, and tells the manager (`Idle`) when it is
-empty after one. The manager retires it only if the two counts are equal: then no update can be
-on its way to it, it is still empty (nothing was handled since), and every later update is
-routed to a fresh tracker, so nothing is lost or counted twice. The stop is queued behind
-anything the manager sent before, so pending reads are still answered. A tracker with usage
-never tells the manager anything after an operation, except to restore an application's group
-link when its removal failed (`Relink`).
+Retirement (the seed's "unlink race"), lazy: the manager counts, per tracker, the operations it
+has routed there (`routed`); a tracker counts those it has handled (`handled`) and, whenever an
+operation leaves it empty with every routed operation handled, records that count (`idle_at`,
+written under its claim, before the claim is released). A tracker with `idle_at == routed` is
+idle: empty, nothing on its way to it, and it stays so until the manager routes to it again.
+Only the manager retires trackers, and only idle ones: then no update can be on its way to it,
+and every later update is routed to a fresh (or revived) tracker, so nothing is lost or counted
+twice. It does so lazily, when an answer depends on it and never per operation: `Stats` and a
+snapshot retire every idle tracker of what they list first; an increase whose application id
+is bound to an idle user frees it; an idle user's links (of starts it refused) are forgotten
+when the user is routed to or read again; and when the live trackers of a kind outnumber
+`SWEEP_AT` and twice the count left after the last sweep, every idle one is retired at once
+(so idle trackers never exceed about half the live ones, plus `SWEEP_AT`). An emptied tracker
+that is used again before that costs nothing: no report, no retirement, no revival. The stop
+of a tracker evicted from the warm list is queued behind anything sent to it before, so pending
+reads are still answered. See `quotactor.actors.known` for why callers that skip the manager
+never touch a retired tracker.
 
-Trackers' reports (`Idle`, `Relink`) are not messages that claim the manager: a tracker appends
-them to `reports` (one atomic `deque.append`, no lock, no claim, no handler run), and the manager
-reads them, in the order they were appended, at the start of its next handler, before anything
-else. Reading a report later than it was sent changes nothing in the argument above: the counts
-are compared when the manager reads it, and a tracker that was routed more meanwhile is simply
-not retired (it reports again when it is empty again). Every read of the manager's views (a
-route, a read plan, a snapshot, `Stats`) comes through a handler, so it sees every report
-appended before it was sent.
+A tracker whose removal failed after the manager had forgotten the application's group link
+reports it (`Relink`): reports are not messages that claim the manager: a tracker appends them
+to `reports` (one atomic `deque.append`, no lock, no claim, no handler run), and the manager
+reads them, in the order they were appended, at the start of its next handler.
 
 Application ids: an id is bound to the user whose increase routed it first, until that user's
 application is removed (or the user has nothing tracked and is retired); an increase with the
@@ -41,7 +46,6 @@ from typing import Any
 
 from quotactor.actors.group_tracker import GroupTrackerActor
 from quotactor.actors.messages import (
-    Idle,
     ManagerMessage,
     PlanRead,
     PlanSnapshot,
@@ -96,6 +100,8 @@ class Applied:
 
 WARM_TRACKERS = 1024
 """Retired trackers of each kind kept alive for reuse (see `ManagerActor._retire`)."""
+SWEEP_AT = 1024
+"""Live trackers of a kind below which idle ones are retired only when an answer needs it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,8 +158,9 @@ class ManagerActor(Actor[ManagerMessage]):
         self.links: dict[str, dict[str, str | None]] = {}
         self.owners: dict[str, str] = {}
         self.retired = 0
+        self.sweep_users_at = self.sweep_groups_at = SWEEP_AT
         self.closed = False
-        self.reports: deque[Idle | Relink] = deque()
+        self.reports: deque[Relink] = deque()
         self.log = log.bind(partition=partition)
 
     def handle(self, message: ManagerMessage) -> Any:
@@ -173,6 +180,8 @@ class ManagerActor(Actor[ManagerMessage]):
                           changed=old != message.table)
             return True
         if isinstance(message, Stats):
+            self._sweep_users()
+            self._sweep_groups()
             return {
                 "users": len(self.users),
                 "groups": len(self.groups),
@@ -188,9 +197,13 @@ class ManagerActor(Actor[ManagerMessage]):
         return self.applied.table
 
     def _user(self, name: str) -> UserTrackerActor:
-        """The live user tracker of `name`: a warm one revived, or a new one."""
+        """The live user tracker of `name`: a warm one revived, or a new one (the idle ones
+        retired first when there are many)."""
         ref = self.users.get(name)
         if ref is None:
+            if len(self.users) >= self.sweep_users_at:
+                self._sweep_users()
+                self.sweep_users_at = max(SWEEP_AT, 2 * len(self.users))
             ref = self.warm_users.pop(name, None) or UserTrackerActor(
                 self.user_pool, name, self.reports)
             self.users[name] = ref
@@ -199,6 +212,9 @@ class ManagerActor(Actor[ManagerMessage]):
     def _group(self, name: str) -> GroupTrackerActor:
         ref = self.groups.get(name)
         if ref is None:
+            if len(self.groups) >= self.sweep_groups_at:
+                self._sweep_groups()
+                self.sweep_groups_at = max(SWEEP_AT, 2 * len(self.groups))
             ref = self.warm_groups.pop(name, None) or GroupTrackerActor(self.group_pool, name)
             self.groups[name] = ref
         return ref
@@ -225,12 +241,14 @@ class ManagerActor(Actor[ManagerMessage]):
                     parts, app, usage, who = item
                     name = who.user
                     owner = owners.get(app)
-                    if owner is not None and owner != name:
+                    if owner is not None and owner != name and not self._forgot(owner):
                         raise InvalidRequest(
                             f"application {app!r} is already running for user {owner!r} in"
                             f" partition {self.partition!r}; application ids are unique in a"
                             " partition")
                     app_links = links.get(name)
+                    if app_links and self._forgot(name):
+                        app_links = None
                     if app_links is not None and app in app_links:
                         group = app_links[app]
                     else:
@@ -277,30 +295,46 @@ class ManagerActor(Actor[ManagerMessage]):
         return Routing(routed, refused)
 
     def _read_reports(self) -> None:
-        """Act on the trackers' reports, oldest first (only the manager's handler pops them).
-
-        An `Idle` report retires its tracker if it is the live one of its name and has handled
-        every operation routed to it; a batch's reports come in one step, so this loop is tight.
-        """
-        reports, users, groups = self.reports, self.users, self.groups
+        """Act on the trackers' reports, oldest first (only the manager's handler pops them)."""
+        reports = self.reports
         while reports:
             report = reports.popleft()
             try:
-                if isinstance(report, Relink):
-                    self._relink(report)
-                    continue
-                kind, name, ref, handled = report
-                if kind == "user":
-                    if users.get(name) is ref and ref.routed == handled:
-                        self._retire(users, self.warm_users, name)
-                        for app in self.links.pop(name, ()):
-                            if self.owners.get(app) == name:
-                                del self.owners[app]
-                elif groups.get(name) is ref and ref.routed == handled:
-                    self._retire(groups, self.warm_groups, name)
-                # else: retired already (or shut down), or more is on its way to it
-            except Exception:  # a bug; the tracker stays live, which is safe
+                self._relink(report)
+            except Exception:  # a bug; the link stays forgotten, which refuses nothing
                 self.log.exception("report_failed", report=type(report).__name__)
+
+    def _forgot(self, name: str) -> bool:
+        """Forget an idle user's links and application ids (the starts it refused; it runs
+        nothing): True if it was idle (its ids are free), False if it runs something."""
+        ref = self.users.get(name)
+        if ref is None or ref.idle_at != ref.routed:
+            return False
+        self._forget(name)
+        return True
+
+    def _forget(self, name: str) -> None:
+        owners = self.owners
+        for app in self.links.pop(name, ()):
+            if owners.get(app) == name:
+                del owners[app]
+
+    def _sweep_users(self, names: Iterable[str] | None = None) -> None:
+        """Retire every idle user tracker (of `names`, or all)."""
+        users = self.users
+        for name in list(users if names is None else names):
+            ref = users.get(name)
+            if ref is not None and ref.idle_at == ref.routed:
+                self._retire(users, self.warm_users, name)
+                self._forget(name)
+
+    def _sweep_groups(self, names: Iterable[str] | None = None) -> None:
+        """Retire every idle group tracker (of `names`, or all)."""
+        groups = self.groups
+        for name in list(groups if names is None else names):
+            ref = groups.get(name)
+            if ref is not None and ref.idle_at == ref.routed:
+                self._retire(groups, self.warm_groups, name)
 
     def _relink(self, msg: Relink) -> None:
         if msg.user not in self.users or self.closed:
@@ -334,6 +368,7 @@ class ManagerActor(Actor[ManagerMessage]):
 
     def _plan_read(self, msg: PlanRead) -> ReadPlan:
         name = msg.user.user
+        self._forgot(name)  # an idle user's links are of starts it refused: gone
         app_links = self.links.get(name, {})
         if msg.app in app_links:
             group = app_links[msg.app]
@@ -347,6 +382,11 @@ class ManagerActor(Actor[ManagerMessage]):
         )
 
     def _plan_snapshot(self, msg: PlanSnapshot) -> SnapshotPlan:
+        names = None if msg.name is None else (msg.name,)
+        if msg.kind == "user":
+            self._sweep_users(names)
+        else:
+            self._sweep_groups(names)
         slots: Mapping[str, UserTrackerActor | GroupTrackerActor] = (
             self.users if msg.kind == "user" else self.groups)
         table = self.table

@@ -261,24 +261,13 @@ class GroupBatch(NamedTuple):
 
 class GroupStatus(NamedTuple):
     """The group tracker's answer to a `GroupBatch`: per item, None when applied (or counted),
-    the `Refusal` of a refused increase, or the exception that left the group unchanged; and
-    whether the group was empty after `handled` operations."""
+    the `Refusal` of a refused increase, or the exception that left the group unchanged."""
 
     outcomes: tuple[Refusal | Exception | None, ...]
-    handled: int
-    empty: bool
 
 
 # Trackers -> manager (reported, never asked: trackers never wait on the manager; see
 # `ManagerActor.reports`)
-
-
-Idle = tuple[Kind, str, "UserTrackerActor | GroupTrackerActor", int]
-"""(kind, name, ref, handled): a tracker was empty after handling `handled` operations: retire
-it if that is every operation the manager routed to it (`ref` tells this tracker from a later
-one of the same name). Sent only when a tracker becomes empty, so a busy tracker costs the
-manager nothing after routing. A plain tuple (a batch reports one per tracker it empties; a
-named tuple is built by a Python-level function), told from `Relink` by not being one."""
 
 
 class Relink(NamedTuple):

@@ -119,15 +119,17 @@ def test_a_retired_tracker_or_a_view_that_disagrees_is_never_decided_without_the
 
     _off_main(lambda: ugm.increase_tracked_resource("root.a", "app-1", {"m": 1}, SUE))
     tracker = manager.users["sue"]
-    assert not tracker.retirable
+    assert tracker.idle_at < tracker.handled
     _off_main(lambda: ugm.decrease_tracked_resource("root.a", "app-1", {"m": 1}, SUE, True))
-    ugm.stats()  # the manager reads the report: retired
+    assert tracker.idle_at == tracker.handled == tracker.routed  # idle, still listed
+    assert known("app-1") is NOT_KNOWN
+    ugm.stats()  # a view: the manager retires every idle tracker first
     assert "sue" not in manager.users and manager.warm_users["sue"] is tracker
-    assert tracker.retirable and tracker.state.is_empty()
+    assert tracker.state.is_empty()
     assert known("app-1") is NOT_KNOWN
 
     _off_main(lambda: ugm.increase_tracked_resource("root.a", "app-2", {"m": 1}, SUE))
-    assert manager.users["sue"] is tracker and not tracker.retirable  # revived
+    assert manager.users["sue"] is tracker and tracker.idle_at < tracker.handled  # revived
     del manager.links["sue"]["app-2"]  # as between a failed removal and its `Relink`
     assert known("app-2") is NOT_KNOWN
     manager.links["sue"]["app-2"] = "dev"
@@ -138,9 +140,9 @@ def test_a_retired_tracker_or_a_view_that_disagrees_is_never_decided_without_the
     assert known("app-2") is NOT_KNOWN
     tracker.routed -= 1
     group = manager.groups["dev"]
-    group.retirable = True  # as a group that may be retired at any moment
+    idle_at, group.idle_at = group.idle_at, group.handled  # as a group that may be retired
     assert known("app-2") is NOT_KNOWN
-    group.retirable = False
+    group.idle_at = idle_at
     assert ugm.get_user_resources("sue") == Resource({"m": 1})
     assert known("app-2") == ACCEPTED  # and with every view agreeing, it is decided
     assert ugm.get_user_resources("sue") == ugm.get_group_resources("dev") == Resource({"m": 2})
@@ -188,6 +190,8 @@ def _worker(ugm: UserGroupManager, seed: int, users: list[UserGroup],
         else:
             ugm.decrease_tracked_resource(queue, name, {"m": sum(sizes)}, user, remove_app=True)
             del live[name]
+        if step % 97 == 0:
+            ugm.stats()  # a view: every idle tracker retired, while the others run
     return refused
 
 
@@ -206,11 +210,13 @@ def test_known_user_calls_racing_retirement_keep_every_count_true(
 ) -> None:
     """Eight callers on six users and three groups: applications started (routed), allocated
     and released on (known-user routing when the tracker is idle), removed (routed; the users
-    and groups they empty are retired and revived all along, or stopped when `warm` is 0 or
-    2). At the end: every user's and group's usage is the sum of its live allocations on every
-    level, no limit is exceeded, nothing empty is left live, every retired tracker is empty and
-    marked retirable, and both paths were taken."""
+    and groups they empty are idle, retired by the views (and, with `SWEEP_AT` at 2, by the
+    sweep on the way) and revived all along, or stopped when `warm` is 0 or 2). At the end:
+    every user's and group's usage is the sum of its live allocations on every level, no limit
+    is exceeded, nothing empty is left live, every retired tracker is empty and idle, and both
+    paths were taken."""
     monkeypatch.setattr(manager_module, "WARM_TRACKERS", warm)
+    monkeypatch.setattr(manager_module, "SWEEP_AT", 2)
     decided = defaultdict(int)
     original = known_module.decide_user
 
@@ -269,6 +275,7 @@ def test_known_user_calls_racing_retirement_keep_every_count_true(
     manager = ugm._manager
     assert manager is not None
     for tracker in [*manager.warm_users.values(), *manager.warm_groups.values()]:
-        assert tracker.retirable and tracker.state.is_empty()
+        assert tracker.idle_at == tracker.handled == tracker.routed
+        assert tracker.state.is_empty()
     assert decided["known"] > 1000 and decided["routed"] > 0, dict(decided)
     assert sum(refused) > 0, "the limits should refuse some increases"
