@@ -235,6 +235,7 @@ class ManagerActor(Actor[ManagerMessage]):
         refused: list[tuple[int, Exception]] = []
         table = self.applied.table
         users, groups, links, owners = self.users, self.groups, self.links, self.owners
+        new = tuple.__new__  # a named tuple's own `__new__` is a Python function: 3x the cost
         for position, item in enumerate(msg.items):
             try:
                 if len(item) == 4:  # an `Increase`
@@ -265,8 +266,8 @@ class ManagerActor(Actor[ManagerMessage]):
                         app_links = links[name] = {}
                     app_links[app] = group
                     owners[app] = name
-                    routed.append((user, UserIncrease(
-                        position, parts, app, usage, group, group_ref, table)))
+                    routed.append((user, new(UserIncrease, (
+                        position, parts, app, usage, group, group_ref, table))))
                     continue
                 parts, app, usage, who, remove_app = item
                 name = who.user
@@ -288,8 +289,8 @@ class ManagerActor(Actor[ManagerMessage]):
                     group = None
                 else:
                     group_ref.routed += 1
-                routed.append((known, UserDecrease(
-                    position, parts, app, usage, remove_app, group, group_ref)))
+                routed.append((known, new(UserDecrease, (
+                    position, parts, app, usage, remove_app, group, group_ref))))
             except Exception as exc:
                 refused.append((position, exc))
         return Routing(routed, refused)
