@@ -17,10 +17,12 @@ and every later update is routed to a fresh (or revived) tracker, so nothing is 
 twice. It does so lazily, when an answer depends on it and never per operation: `Stats` and a
 snapshot retire every idle tracker of what they list first; an increase whose application id
 is bound to an idle user frees it; an idle user's links (of starts it refused) are forgotten
-when the user is routed to or read again; and when the live trackers of a kind outnumber
-`SWEEP_AT` and twice the count left after the last sweep, every idle one is retired at once
-(so idle trackers never exceed about half the live ones, plus `SWEEP_AT`). An emptied tracker
-that is used again before that costs nothing: no report, no retirement, no revival. The stop
+when the user is routed to or read again; and when a new tracker would make the listed ones
+of its kind outnumber those left by the last sweep by an eighth (at least `SWEEP_AT`), every
+idle one is retired at once (`_next_sweep`: the listed trackers never exceed those in use at
+the last sweep by more than an eighth, or `SWEEP_AT`, and a sweep costs at most eight checks
+per tracker created since the one before). An emptied tracker that is used again before that
+costs nothing: no report, no retirement, no revival. The stop
 of a tracker evicted from the warm list is queued behind anything sent to it before, so pending
 reads are still answered. See `quotactor.actors.known` for why callers that skip the manager
 never touch a retired tracker.
@@ -101,7 +103,16 @@ class Applied:
 WARM_TRACKERS = 1024
 """Retired trackers of each kind kept alive for reuse (see `ManagerActor._retire`)."""
 SWEEP_AT = 1024
-"""Live trackers of a kind below which idle ones are retired only when an answer needs it."""
+"""Idle trackers of a kind that may be left listed before a sweep (see `_next_sweep`)."""
+
+
+def _next_sweep(live: int) -> int:
+    """After a sweep that left `live` trackers of a kind: the count at which the next one runs.
+
+    An eighth more (at least `SWEEP_AT`): the listed trackers then never exceed those in use
+    after the last sweep by more than that, and a sweep's cost (one check per listed tracker)
+    comes to at most eight checks per tracker created since the one before."""
+    return live + max(SWEEP_AT, live // 8)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +214,7 @@ class ManagerActor(Actor[ManagerMessage]):
         if ref is None:
             if len(self.users) >= self.sweep_users_at:
                 self._sweep_users()
-                self.sweep_users_at = max(SWEEP_AT, 2 * len(self.users))
+                self.sweep_users_at = _next_sweep(len(self.users))
             ref = self.warm_users.pop(name, None) or UserTrackerActor(
                 self.user_pool, name, self.reports)
             self.users[name] = ref
@@ -214,7 +225,7 @@ class ManagerActor(Actor[ManagerMessage]):
         if ref is None:
             if len(self.groups) >= self.sweep_groups_at:
                 self._sweep_groups()
-                self.sweep_groups_at = max(SWEEP_AT, 2 * len(self.groups))
+                self.sweep_groups_at = _next_sweep(len(self.groups))
             ref = self.warm_groups.pop(name, None) or GroupTrackerActor(self.group_pool, name)
             self.groups[name] = ref
         return ref
