@@ -253,6 +253,8 @@ class ManagerActor(Actor[ManagerMessage]):
                     parts, app, usage, who = item
                     name = who.user
                     owner = owners.get(app)
+                    # `_forgot` may forget an idle user's links before a later step fails: no
+                    # view sees the difference (it could have been retired at any moment).
                     if owner is not None and owner != name and not self._forgot(owner):
                         raise InvalidRequest(
                             f"application {app!r} is already running for user {owner!r} in"
