@@ -31,9 +31,9 @@ class GroupTrackerActor(Actor[GroupMessage]):
     run on any thread that claims it. `handled` counts the operations the manager routed here
     that are done (applied, refused, failed or skipped by the user tracker); `idle_at` records
     it when they leave the group empty with nothing else routed to it, for the manager's
-    retirement. A change
-    that fails leaves the state as it was (the state's changes are atomic) and is answered with
-    its error, counted like any other; the other changes of its batch go on.
+    retirement. A change that fails leaves the state as it was (the state's changes are atomic)
+    and is answered with its error, counted like any other; the other changes of its batch go
+    on. A `KnownGroup` change (`quotactor.actors.known`) is not routed, so not counted.
     """
 
     __slots__ = ("handled", "idle_at", "routed", "state")
