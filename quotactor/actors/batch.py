@@ -165,13 +165,16 @@ def _ignored(state: UserTrackerState, group: GroupTrackerState | None, msg: User
 
 def _mark_idle(users: list[UserTrackerActor], groups: list[GroupTrackerActor]) -> None:
     """Record the held trackers left empty with nothing else routed to them as idle (see
-    `ManagerActor`): no report, the manager retires them when it needs to."""
+    `ManagerActor`): no report, each adds itself to the manager's `idle` set, and the manager
+    retires them when it needs to."""
     for ref in groups:
         if ref.routed == ref.handled and ref.state.is_empty():
             ref.idle_at = ref.handled
+            ref.idle.add(ref)
     for tracker in users:
         if tracker.routed == tracker.handled and tracker.state.is_empty():
             tracker.idle_at = tracker.handled
+            tracker.idle.add(tracker)
 
 
 def _left(deadline: float) -> float:

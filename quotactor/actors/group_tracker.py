@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from quotactor.actors.known import decide_group
 from quotactor.actors.messages import (
     GroupBatch,
@@ -36,12 +38,13 @@ class GroupTrackerActor(Actor[GroupMessage]):
     on. A `KnownGroup` change (`quotactor.actors.known`) is not routed, so not counted.
     """
 
-    __slots__ = ("handled", "idle_at", "routed", "state")
+    __slots__ = ("handled", "idle", "idle_at", "routed", "state")
 
     handlers_wait = False
 
-    def __init__(self, pool: WorkerPool, name: str) -> None:
+    def __init__(self, pool: WorkerPool, name: str, idle: set[Any]) -> None:
         super().__init__(pool)
+        self.idle = idle  # the manager's: where a tracker that becomes idle adds itself
         self.state = GroupTrackerState(name)
         self.routed = 0
         """Operations the manager routed here (written by the manager's handler only)."""
@@ -98,4 +101,5 @@ class GroupTrackerActor(Actor[GroupMessage]):
             outcomes.append(None)
         if state.is_empty() and self.routed == self.handled:
             self.idle_at = self.handled
+            self.idle.add(self)
         return GroupStatus(tuple(outcomes))

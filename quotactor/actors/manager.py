@@ -14,15 +14,17 @@ written under its claim, before the claim is released). A tracker with `idle_at 
 idle: empty, nothing on its way to it, and it stays so until the manager routes to it again.
 Only the manager retires trackers, and only idle ones: then no update can be on its way to it,
 and every later update is routed to a fresh (or revived) tracker, so nothing is lost or counted
-twice. It does so lazily, when an answer depends on it and never per operation: `Stats` and a
-snapshot retire every idle tracker of what they list first; an increase whose application id
+twice. It does so lazily, when an answer depends on it and never per operation: a tracker
+that becomes idle adds itself to the set `idle` (one atomic `set.add`; a tracker is there once
+however often it empties), and a sweep (`_sweep`) pops that set and retires those still idle,
+a step per tracker emptied since the last sweep. `Stats` and the snapshots of every user or
+group sweep first, a snapshot of one retires that one if idle; an increase whose application id
 is bound to an idle user frees it; an idle user's links (of starts it refused) are forgotten
-when the user is routed to or read again; and when a new tracker would make the listed ones
-of its kind outnumber those left by the last sweep by an eighth (at least `SWEEP_AT`), every
-idle one is retired at once (`_next_sweep`: the listed trackers never exceed those in use at
-the last sweep by more than an eighth, or `SWEEP_AT`, and a sweep costs at most eight checks
-per tracker created since the one before). An emptied tracker that is used again before that
-costs nothing: no report, no retirement, no revival. The stop
+when the user is routed to or read again; and when a new tracker would make the listed ones of
+its kind outnumber those left by the last sweep by an eighth (at least `SWEEP_AT`), it sweeps
+(`_next_sweep`: the listed trackers never exceed those in use at the last sweep by more than
+an eighth, or `SWEEP_AT`). An emptied tracker that is used again before that costs a set
+`add`: no report, no retirement, no revival. The stop
 of a tracker evicted from the warm list is queued behind anything sent to it before, so pending
 reads are still answered. See `quotactor.actors.known` for why callers that skip the manager
 never touch a retired tracker.
@@ -172,6 +174,7 @@ class ManagerActor(Actor[ManagerMessage]):
         self.sweep_users_at = self.sweep_groups_at = SWEEP_AT
         self.closed = False
         self.reports: deque[Relink] = deque()
+        self.idle: set[UserTrackerActor | GroupTrackerActor] = set()
         self.log = log.bind(partition=partition)
 
     def handle(self, message: ManagerMessage) -> Any:
@@ -191,8 +194,7 @@ class ManagerActor(Actor[ManagerMessage]):
                           changed=old != message.table)
             return True
         if isinstance(message, Stats):
-            self._sweep_users()
-            self._sweep_groups()
+            self._sweep()
             return {
                 "users": len(self.users),
                 "groups": len(self.groups),
@@ -213,10 +215,10 @@ class ManagerActor(Actor[ManagerMessage]):
         ref = self.users.get(name)
         if ref is None:
             if len(self.users) >= self.sweep_users_at:
-                self._sweep_users()
+                self._sweep()
                 self.sweep_users_at = _next_sweep(len(self.users))
             ref = self.warm_users.pop(name, None) or UserTrackerActor(
-                self.user_pool, name, self.reports)
+                self.user_pool, name, self.reports, self.idle)
             self.users[name] = ref
         return ref
 
@@ -224,9 +226,10 @@ class ManagerActor(Actor[ManagerMessage]):
         ref = self.groups.get(name)
         if ref is None:
             if len(self.groups) >= self.sweep_groups_at:
-                self._sweep_groups()
+                self._sweep()
                 self.sweep_groups_at = _next_sweep(len(self.groups))
-            ref = self.warm_groups.pop(name, None) or GroupTrackerActor(self.group_pool, name)
+            ref = self.warm_groups.pop(name, None) or GroupTrackerActor(
+                self.group_pool, name, self.idle)
             self.groups[name] = ref
         return ref
 
@@ -333,22 +336,33 @@ class ManagerActor(Actor[ManagerMessage]):
             if owners.get(app) == name:
                 del owners[app]
 
-    def _sweep_users(self, names: Iterable[str] | None = None) -> None:
-        """Retire every idle user tracker (of `names`, or all)."""
-        users = self.users
-        for name in list(users if names is None else names):
-            ref = users.get(name)
-            if ref is not None and ref.idle_at == ref.routed:
-                self._retire(users, self.warm_users, name)
-                self._forget(name)
-
-    def _sweep_groups(self, names: Iterable[str] | None = None) -> None:
-        """Retire every idle group tracker (of `names`, or all)."""
-        groups = self.groups
-        for name in list(groups if names is None else names):
-            ref = groups.get(name)
-            if ref is not None and ref.idle_at == ref.routed:
+    def _sweep(self) -> None:
+        """Retire every idle tracker. Each adds itself to `idle` when it becomes idle (a set:
+        `add` and `pop` are atomic, and a tracker is there once however often it empties), so
+        this costs a step per tracker emptied since the last sweep, not per listed tracker;
+        those used again since are simply dropped from it (they add themselves again)."""
+        idle, users, groups = self.idle, self.users, self.groups
+        while idle:
+            ref = idle.pop()
+            if ref.idle_at != ref.routed:
+                continue
+            name = ref.state.name
+            if isinstance(ref, UserTrackerActor):
+                if users.get(name) is ref:
+                    self._retire(users, self.warm_users, name)
+                    self._forget(name)
+            elif groups.get(name) is ref:
                 self._retire(groups, self.warm_groups, name)
+
+    def _retire_if_idle(self, kind: str, name: str) -> None:
+        """Retire the tracker of `name` now if it is idle (a view of it alone asks)."""
+        if kind == "user":
+            if self._forgot(name):
+                self._retire(self.users, self.warm_users, name)
+            return
+        ref = self.groups.get(name)
+        if ref is not None and ref.idle_at == ref.routed:
+            self._retire(self.groups, self.warm_groups, name)
 
     def _relink(self, msg: Relink) -> None:
         if msg.user not in self.users or self.closed:
@@ -396,11 +410,10 @@ class ManagerActor(Actor[ManagerMessage]):
         )
 
     def _plan_snapshot(self, msg: PlanSnapshot) -> SnapshotPlan:
-        names = None if msg.name is None else (msg.name,)
-        if msg.kind == "user":
-            self._sweep_users(names)
+        if msg.name is None:
+            self._sweep()
         else:
-            self._sweep_groups(names)
+            self._retire_if_idle(msg.kind, msg.name)
         slots: Mapping[str, UserTrackerActor | GroupTrackerActor] = (
             self.users if msg.kind == "user" else self.groups)
         table = self.table
@@ -422,10 +435,11 @@ class ManagerActor(Actor[ManagerMessage]):
         return SnapshotPlan(self.table, tuple(replies), virtual)
 
     def on_stop(self) -> None:
-        """Drop reports that trackers made after `Shutdown` (while they were being stopped):
-        each holds its tracker, which holds this queue, a cycle the collector would have to
-        free."""
+        """Drop reports and idle trackers added after `Shutdown` (while they were being
+        stopped): each holds its tracker, which holds this queue or set, a cycle the collector
+        would have to free."""
         self.reports.clear()
+        self.idle.clear()
 
     def _shutdown(self) -> Retirement:
         """Refuse what follows and hand over the trackers, for the sender to stop (the manager
@@ -442,4 +456,5 @@ class ManagerActor(Actor[ManagerMessage]):
         self.warm_groups.clear()
         self.links.clear()
         self.owners.clear()
+        self.idle.clear()
         return retirement

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from quotactor.actors.group_tracker import GroupTrackerActor
 from quotactor.actors.known import decide_user
@@ -79,12 +79,14 @@ class UserTrackerActor(Actor[UserMessage]):
     nobody, and never longer than the caller's deadline. Every operation the manager routed to
     the group gets exactly one group change (applied, or `GroupSkip`), so the group's count
     stays true. When an operation leaves it empty with nothing else routed to it, it records the
-    count (`idle_at`) the manager needs to retire it safely (see `ManagerActor`).
+    count (`idle_at`) the manager needs to retire it safely and adds itself to the manager's
+    `idle` set (see `ManagerActor`).
     """
 
-    __slots__ = ("handled", "idle_at", "reports", "routed", "state")
+    __slots__ = ("handled", "idle", "idle_at", "reports", "routed", "state")
 
-    def __init__(self, pool: WorkerPool, name: str, reports: deque[Relink]) -> None:
+    def __init__(self, pool: WorkerPool, name: str, reports: deque[Relink],
+                 idle: set[Any]) -> None:
         super().__init__(pool)
         self.state = UserTrackerState(name)
         self.routed = 0
@@ -94,6 +96,7 @@ class UserTrackerActor(Actor[UserMessage]):
         """`handled` when a routed operation last left it empty with nothing else routed to
         it: while `idle_at == routed` the manager may retire it (see `ManagerActor`)."""
         self.reports = reports  # the manager's; shared, not a bound method per tracker
+        self.idle = idle  # the manager's: where a tracker that becomes idle adds itself
 
     def handle(self, message: UserMessage) -> Sequence[Result] | Decision | NotKnown | None:
         if type(message) is Known:
@@ -128,6 +131,7 @@ class UserTrackerActor(Actor[UserMessage]):
         self.handled += 1
         if self.state.is_empty() and self.routed == self.handled:
             self.idle_at = self.handled
+            self.idle.add(self)
         return (result,)
 
     # -- one change: the user side before the group's word, and after it ----------------
@@ -262,6 +266,7 @@ def decide(
         tracker.handled += len(changes)
         if tracker.state.is_empty() and tracker.routed == tracker.handled:
             tracker.idle_at = tracker.handled
+            tracker.idle.add(tracker)
     return results
 
 

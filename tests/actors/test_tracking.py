@@ -199,5 +199,7 @@ def test_emptied_trackers_are_retired_lazily_within_the_sweep_bound(
     loner = UserGroup("loner", [])
     assert not ugm.increase_tracked_resource("root.b", "big", {"memory": 100}, loner)
     assert manager.owners["big"] == "loner" and "loner" in manager.users  # idle, listed
+    assert manager.users["loner"] in manager.idle  # where a view's sweep finds it
     assert ugm.increase_tracked_resource("root.b", "big", {"memory": 1}, UserGroup("ann", []))
     assert ugm.stats()["users"] == 2  # keep and ann; every idle one retired by the view
+    assert manager.idle == set()
