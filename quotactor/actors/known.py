@@ -99,8 +99,10 @@ def apply_known(
             return NOT_KNOWN  # the manager's links change: routed
         increase = False
     tracker = manager.users.get(who.user)
-    if tracker is None:
-        return NOT_KNOWN
+    if tracker is None or app not in tracker.state.app_groups:
+        return NOT_KNOWN  # a pre-check without the claim (a new application, mostly): the
+        # state may change under it, but a wrong "no" only routes the call, and a "yes" is
+        # checked again below, holding the claim
     answer: Decision | NotKnown | Busy | None = here(
         tracker, _new(Known, (parts, app, usage, increase, manager)))
     return NOT_KNOWN if isinstance(answer, Busy) else answer
