@@ -4,10 +4,12 @@ is decided by that tracker (and its group's) on the caller's thread, without the
 Most calls a scheduler makes are allocations and releases of running applications. Routing one
 changes nothing in the manager's views but two counters: the user already has a tracker, the
 application's id is already its user's, and its group is the one linked at its start. So the
-caller looks the tracker up itself (`ManagerActor.users`, one dict read), claims it if it is
-idle (`runtime.here`), and, holding it, checks that the manager's views agree with the
-tracker's own, then claims the group tracker the same way and decides both in one compiled
-core call (`increase_both` / `decrease_both`, as a batch's held items are). Anything else (an
+caller looks the tracker up itself (`ManagerActor.users`, one dict read), and if the
+application is linked there (a pre-check without the claim, which only spares a new
+application's call a claim), claims it if it is idle (`runtime.here`) and, holding it, checks
+that the manager's views agree with the tracker's own, then claims the group tracker the same
+way and decides both in one compiled core call (`increase_both` / `decrease_both`, as a
+batch's held items are). Anything else (an
 unknown or busy tracker, a new application, a removal, a busy group, a view that disagrees)
 returns `NOT_KNOWN` having changed nothing, and the call is routed by the manager as before.
 
