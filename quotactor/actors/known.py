@@ -9,9 +9,9 @@ application is linked there (a pre-check without the claim, which only spares a 
 application's call a claim), claims it if it is idle (`runtime.here`) and, holding it, checks
 that the manager's views agree with the tracker's own, then claims the group tracker the same
 way and decides both in one compiled core call (`increase_both` / `decrease_both`, as a
-batch's held items are). Anything else (an
-unknown or busy tracker, a new application, a removal, a busy group, a view that disagrees)
-returns `NOT_KNOWN` having changed nothing, and the call is routed by the manager as before.
+batch's held items are). Anything else (an unknown or busy tracker, a new application, a
+removal, a busy group, a view that disagrees) returns `NOT_KNOWN` having changed nothing, and
+the call is routed by the manager as before.
 
 Why this is race-free against retirement. A tracker's `routed` counts the operations the
 manager routed to it (written only by the manager's handler), `handled` those it has handled,
