@@ -7,8 +7,12 @@ machine where timings swing by 2x.
 Each figure is (instructions of a run of N2 operations - those of a run of N1) / (N2 - N1), so
 interpreter start-up, imports and the warm-up cancel out. The workload is the benchmark's
 (1k users, 100 groups, depth 4): increase + matching decrease (remove_app) pairs, one caller on
-a worker thread (as a scheduler's threads call), and `apply_batch` of 100 increases then their
-decreases (the simplified baseline has no batch API). Targets: the actor path
+a worker thread (as a scheduler's threads call); `allocations`: each application started, then
+three allocations and releases on it, then removed (eight single calls, six of them for a user
+and application already tracked); and `apply_batch` of 100 increases then their decreases (the
+simplified baseline has no batch API), by one caller and by four at once (`batch4`: valgrind
+runs one thread at a time and switches between them now and then, so the callers meet busy
+trackers and groups; the counts then vary a little by run). Targets: the actor path
 (`UserGroupManager`), the reference model behind one lock (`LockedBaseline`, the batch goal's
 yardstick) and the simplified single-lock baseline (the single calls' yardstick), on whichever
 build of the core runs (`QUOTACTOR_PURE=1` forces the pure-Python one; the line above the table
@@ -30,6 +34,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 WARM = 300
+ALLOCATIONS = 8
+"""Operations per application in the `allocations` workload: start, three allocations and
+their releases, removal."""
 
 
 def _target(name: str, work: Any) -> Any:
@@ -58,6 +65,18 @@ def one(name: str, mode: str, count: int) -> None:
             for queue, app, usage, user in operations(work, WARM + count // 2, seed=7):
                 if target.increase_tracked_resource(queue, app, usage, user):
                     target.decrease_tracked_resource(queue, app, usage, user, remove_app=True)
+        elif mode == "allocations":
+            # An application's life: started by its first increase, then allocations and
+            # releases on it (a user and application the manager already knows), then removed.
+            step = {"memory": 2**20, "vcore": 100}
+            for queue, app, usage, user in operations(work, WARM + count // ALLOCATIONS, seed=7):
+                if target.increase_tracked_resource(queue, app, usage, user):
+                    for _ in range((ALLOCATIONS - 2) // 2):
+                        if target.increase_tracked_resource(queue, app, step, user):
+                            target.decrease_tracked_resource(queue, app, step, user)
+                    target.decrease_tracked_resource(queue, app, usage, user, remove_app=True)
+        elif mode == "batch4":  # four callers at once: contention for trackers and groups
+            drive_batches(target, work, 4, count // 400)
         else:
             drive_batches(target, work, 1, count // 100)
 
@@ -88,13 +107,15 @@ def per_call(name: str, mode: str, small: int, large: int) -> float:
 def main() -> None:
     from quotactor import core
 
-    rows = [("single", 1000, 3000), ("batch", 1000, 3000)]
+    rows = [("single", 1000, 3000), ("allocations", 1000, 3000), ("batch", 1000, 3000),
+            ("batch4", 2000, 6000)]
     print(f"core: {core.build_note} (QUOTACTOR_PURE=1 measures the pure one)\n")
     print("| workload | actors | reference, one lock | simplified baseline |"
           " actors / reference | actors / simplified |")
     print("|---|---:|---:|---:|---:|---:|")
     for mode, small, large in rows:
-        names = ("actors", "reference", "simple") if mode == "single" else ("actors", "reference")
+        names = (("actors", "reference") if mode.startswith("batch")
+                 else ("actors", "reference", "simple"))
         got = {n: per_call(n, mode, small, large) for n in names}
         actors, simple = got["actors"], got.get("simple")
         print(f"| {mode} | {actors:,.0f} | {got['reference']:,.0f} |"

@@ -76,8 +76,14 @@ def run_timed(body: Callable[[int], None], threads: int, barrier: threading.Barr
     return time.perf_counter() - began
 
 
-def drive(target: Any, work: Workload, threads: int, pairs: int) -> dict[str, float]:
-    """Run `pairs` increase/decrease pairs per thread; return decisions/s and latencies (µs)."""
+def drive(target: Any, work: Workload, threads: int, pairs: int,
+          allocations: int = 0) -> dict[str, float]:
+    """Run `pairs` increase/decrease pairs per thread; return decisions/s and latencies (µs).
+
+    With `allocations`, each accepted increase (an application's start) is followed by that
+    many allocations and releases on the same application before its removal: the calls for
+    a running application that a scheduler makes most."""
+    step = {"memory": 2**20, "vcore": 100}
     latencies: list[list[float]] = [[] for _ in range(threads)]
     refused = [0] * threads
     barrier = threading.Barrier(threads + 1)
@@ -92,6 +98,13 @@ def drive(target: Any, work: Workload, threads: int, pairs: int) -> dict[str, fl
             ok = target.increase_tracked_resource(queue, app, usage, user)
             lat.append(clock() - start)
             if ok:
+                for _ in range(allocations):
+                    start = clock()
+                    if target.increase_tracked_resource(queue, app, step, user):
+                        lat.append(clock() - start)
+                        start = clock()
+                        target.decrease_tracked_resource(queue, app, step, user)
+                    lat.append(clock() - start)
                 start = clock()
                 target.decrease_tracked_resource(queue, app, usage, user, remove_app=True)
                 lat.append(clock() - start)

@@ -4,9 +4,11 @@ Arguments are validated here, on the caller's thread, before any message is sent
 raises `InvalidRequest` and the actors never see it. Every call waits (at most `timeout`
 seconds, one deadline for all its steps) until its effect is visible to any later call from any
 thread. A change is routed by the manager first, then delivered to the user tracker (which asks
-the group): user before group, always. A batch is routed in one step and decided on the
-caller's thread, holding its idle trackers (`quotactor.actors.batch`). Calls made on the main
-thread run on the relay thread (see `_perform`), and everything raised is a `QuotactorError`.
+the group): user before group, always; a single change for an application its user's live
+tracker already runs skips the manager (`quotactor.actors.known`). A batch is routed in one
+step and decided on the caller's thread, holding its idle trackers (`quotactor.actors.batch`).
+Calls made on the main thread run on the relay thread (see `_perform`), and everything raised
+is a `QuotactorError`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any, TypeVar
 from quotactor.actors.batch import deliver_batch
 from quotactor.actors.boundary import translate, translated
 from quotactor.actors.config import ApplyConfig, ConfigActor
+from quotactor.actors.known import NOT_KNOWN, apply_known
 from quotactor.actors.manager import Applied, ManagerActor, ReadPlan, SnapshotPlan
 from quotactor.actors.messages import (
     Decrease,
@@ -473,6 +476,10 @@ class UserGroupManager:
 def _route_and_deliver(
     manager: ManagerActor, items: tuple[Increase | Decrease, ...], deadline: float
 ) -> list[Decision | None]:
+    if len(items) == 1:  # a running application's allocation or release: without the manager
+        known = apply_known(manager, items[0])
+        if known is not NOT_KNOWN:
+            return [known]  # type: ignore[list-item]  # narrowed: a Decision or None
     routed = here(manager, Route(items, deadline, None))
     routing: Routing = (_route_queued(manager, items, deadline)
                         if isinstance(routed, Busy) else routed)

@@ -7,8 +7,8 @@ whose user and group it holds directly, in the caller's order, the way the refer
 does: check the user side, check the group side, apply the user side (journaled), apply the
 group side, and undo the user side if that fails. Nobody else sees a tracker the sender holds,
 so this is what the user tracker's handler asking the group would do, without a group message,
-an open journal per item or a status per round: one claim per tracker per batch, and one
-report step per batch for the trackers it left empty.
+an open journal per item or a status per round: one claim per tracker per batch, and no report
+for the trackers it left empty (they are marked idle, for the manager to retire lazily).
 
 A held user with an item for a busy group is decided by `user_tracker.decide` once the groups
 are released (it sends that group a message and may wait for it, which a thread holding groups
@@ -23,7 +23,7 @@ import time
 from collections.abc import Sequence
 
 from quotactor.actors.group_tracker import GroupTrackerActor
-from quotactor.actors.messages import Idle, UserBatch, UserDecrease, UserIncrease
+from quotactor.actors.messages import UserBatch, UserDecrease, UserIncrease
 from quotactor.actors.runtime import call, holding
 from quotactor.actors.user_tracker import Result, UserChange, UserTrackerActor, decide
 from quotactor.core.decision import ACCEPTED, Decision
@@ -146,7 +146,7 @@ def _decide_held(
             if isinstance(msg, UserDecrease):
                 tracker.relink(msg)
             failures.append(exc)
-    _report(users, groups)
+    _mark_idle(users, groups)
     return later
 
 
@@ -163,19 +163,18 @@ def _ignored(state: UserTrackerState, group: GroupTrackerState | None, msg: User
                     else "unknown application")
 
 
-def _report(users: list[UserTrackerActor], groups: list[GroupTrackerActor]) -> None:
-    """The held trackers left empty, to the manager in one step (see `ManagerActor.reports`)."""
-    if not users:
-        return
-    reports: list[Idle] = []
+def _mark_idle(users: list[UserTrackerActor], groups: list[GroupTrackerActor]) -> None:
+    """Record the held trackers left empty with nothing else routed to them as idle (see
+    `ManagerActor`): no report, each adds itself to the manager's `idle` set, and the manager
+    retires them when it needs to."""
     for ref in groups:
-        if ref.state.is_empty():
-            reports.append(("group", ref.state.name, ref, ref.handled))
+        if ref.routed == ref.handled and ref.state.is_empty():
+            ref.idle_at = ref.handled
+            ref.idle.add(ref)
     for tracker in users:
-        if tracker.state.is_empty():
-            reports.append(("user", tracker.state.name, tracker, tracker.handled))
-    if reports:
-        users[0].reports.extend(reports)  # every tracker of a partition shares it
+        if tracker.routed == tracker.handled and tracker.state.is_empty():
+            tracker.idle_at = tracker.handled
+            tracker.idle.add(tracker)
 
 
 def _left(deadline: float) -> float:

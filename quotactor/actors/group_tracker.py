@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from quotactor.actors.known import decide_group
 from quotactor.actors.messages import (
     GroupBatch,
     GroupDecrease,
     GroupIncrease,
     GroupMessage,
     GroupStatus,
+    KnownGroup,
+    NotKnown,
     ReadPart,
     ReadResult,
     SnapshotPart,
 )
 from quotactor.actors.runtime import Actor, WorkerPool
+from quotactor.core.decision import Decision
 from quotactor.core.queue_tracker import Refusal
 from quotactor.core.tracker import GroupTrackerState
 from quotactor.logs import get_logger
@@ -25,22 +31,33 @@ class GroupTrackerActor(Actor[GroupMessage]):
 
     It never waits on anyone, so it can never be part of a cycle of waits, and its handlers may
     run on any thread that claims it. `handled` counts the operations the manager routed here
-    that are done (applied, refused, failed or skipped by the user tracker); each answer carries
-    it, and the user tracker reports an empty group to the manager with that count. A change
-    that fails leaves the state as it was (the state's changes are atomic) and is answered with
-    its error, counted like any other; the other changes of its batch go on.
+    that are done (applied, refused, failed or skipped by the user tracker); `idle_at` records
+    it when they leave the group empty with nothing else routed to it, for the manager's
+    retirement. A change that fails leaves the state as it was (the state's changes are atomic)
+    and is answered with its error, counted like any other; the other changes of its batch go
+    on. A `KnownGroup` change (`quotactor.actors.known`) is not routed, so not counted.
     """
 
-    __slots__ = ("handled", "state")
+    __slots__ = ("handled", "idle", "idle_at", "routed", "state")
 
     handlers_wait = False
 
-    def __init__(self, pool: WorkerPool, name: str) -> None:
+    def __init__(self, pool: WorkerPool, name: str, idle: set[Any]) -> None:
         super().__init__(pool)
+        self.idle = idle  # the manager's: where a tracker that becomes idle adds itself
         self.state = GroupTrackerState(name)
+        self.routed = 0
+        """Operations the manager routed here (written by the manager's handler only)."""
         self.handled = 0
+        self.idle_at = -1
+        """`handled` when a routed operation last left it empty with nothing else routed to
+        it: while `idle_at == routed` the manager may retire it (see `ManagerActor`)."""
 
-    def handle(self, message: GroupMessage) -> GroupStatus | None:
+    def handle(
+        self, message: GroupMessage
+    ) -> GroupStatus | Decision | int | NotKnown | None:
+        if type(message) is KnownGroup:
+            return decide_group(self, message)
         if isinstance(message, GroupBatch):
             return self._apply(message)
         if isinstance(message, ReadPart):
@@ -82,4 +99,7 @@ class GroupTrackerActor(Actor[GroupMessage]):
                 outcomes.append(exc)
                 continue
             outcomes.append(None)
-        return GroupStatus(tuple(outcomes), self.handled, state.is_empty())
+        if state.is_empty() and self.routed == self.handled:
+            self.idle_at = self.handled
+            self.idle.add(self)
+        return GroupStatus(tuple(outcomes))

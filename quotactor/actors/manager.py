@@ -7,23 +7,32 @@ sender then delivers (a batch's sender decides the items of the idle trackers it
 them and their groups: `quotactor.actors.batch`). Trackers answer the sender. It runs on the
 pooled runtime, so an idle manager routes on the sender's own thread.
 
-Retirement (the seed's "unlink race"): the manager counts, per tracker, the operations it has
-routed there; a tracker counts those it has handled, and tells the manager (`Idle`) when it is
-empty after one. The manager retires it only if the two counts are equal: then no update can be
-on its way to it, it is still empty (nothing was handled since), and every later update is
-routed to a fresh tracker, so nothing is lost or counted twice. The stop is queued behind
-anything the manager sent before, so pending reads are still answered. A tracker with usage
-never tells the manager anything after an operation, except to restore an application's group
-link when its removal failed (`Relink`).
+Retirement (the seed's "unlink race"), lazy: the manager counts, per tracker, the operations it
+has routed there (`routed`); a tracker counts those it has handled (`handled`) and, whenever an
+operation leaves it empty with every routed operation handled, records that count (`idle_at`,
+written under its claim, before the claim is released). A tracker with `idle_at == routed` is
+idle: empty, nothing on its way to it, and it stays so until the manager routes to it again.
+Only the manager retires trackers, and only idle ones: then no update can be on its way to it,
+and every later update is routed to a fresh (or revived) tracker, so nothing is lost or counted
+twice. It does so lazily, when an answer depends on it and never per operation: a tracker
+that becomes idle adds itself to the set `idle` (one atomic `set.add`; a tracker is there once
+however often it empties), and a sweep (`_sweep`) pops that set and retires those still idle,
+a step per tracker emptied since the last sweep. `Stats` and the snapshots of every user or
+group sweep first, a snapshot of one retires that one if idle; an increase whose application id
+is bound to an idle user frees it; an idle user's links (of starts it refused) are forgotten
+when the user is routed to or read again; and when a new tracker would make the listed ones of
+its kind outnumber those left by the last sweep by an eighth (at least `SWEEP_AT`), it sweeps
+(`_next_sweep`: the listed trackers never exceed those in use at the last sweep by more than
+an eighth, or `SWEEP_AT`). An emptied tracker that is used again before that costs a set
+`add`: no report, no retirement, no revival. The stop
+of a tracker evicted from the warm list is queued behind anything sent to it before, so pending
+reads are still answered. See `quotactor.actors.known` for why callers that skip the manager
+never touch a retired tracker.
 
-Trackers' reports (`Idle`, `Relink`) are not messages that claim the manager: a tracker appends
-them to `reports` (one atomic `deque.append`, no lock, no claim, no handler run), and the manager
-reads them, in the order they were appended, at the start of its next handler, before anything
-else. Reading a report later than it was sent changes nothing in the argument above: the counts
-are compared when the manager reads it, and a tracker that was routed more meanwhile is simply
-not retired (it reports again when it is empty again). Every read of the manager's views (a
-route, a read plan, a snapshot, `Stats`) comes through a handler, so it sees every report
-appended before it was sent.
+A tracker whose removal failed after the manager had forgotten the application's group link
+reports it (`Relink`): reports are not messages that claim the manager: a tracker appends them
+to `reports` (one atomic `deque.append`, no lock, no claim, no handler run), and the manager
+reads them, in the order they were appended, at the start of its next handler.
 
 Application ids: an id is bound to the user whose increase routed it first, until that user's
 application is removed (or the user has nothing tracked and is retired); an increase with the
@@ -41,7 +50,6 @@ from typing import Any
 
 from quotactor.actors.group_tracker import GroupTrackerActor
 from quotactor.actors.messages import (
-    Idle,
     ManagerMessage,
     PlanRead,
     PlanSnapshot,
@@ -66,22 +74,6 @@ from quotactor.core.queue_path import ancestors
 from quotactor.logs import get_logger
 
 log = get_logger()
-
-
-@dataclass(slots=True)
-class _Slot:
-    """A live user tracker as the manager sees it."""
-
-    ref: UserTrackerActor
-    routed: int = 0
-
-
-@dataclass(slots=True)
-class _GroupSlot:
-    """A live group tracker as the manager sees it."""
-
-    ref: GroupTrackerActor
-    routed: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +104,17 @@ class Applied:
 
 WARM_TRACKERS = 1024
 """Retired trackers of each kind kept alive for reuse (see `ManagerActor._retire`)."""
+SWEEP_AT = 1024
+"""Idle trackers of a kind that may be left listed before a sweep (see `_next_sweep`)."""
+
+
+def _next_sweep(live: int) -> int:
+    """After a sweep that left `live` trackers of a kind: the count at which the next one runs.
+
+    An eighth more (at least `SWEEP_AT`): the listed trackers then never exceed those in use
+    after the last sweep by more than that, and a sweep's cost (one check per listed tracker)
+    comes to at most eight checks per tracker created since the one before."""
+    return live + max(SWEEP_AT, live // 8)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,15 +164,17 @@ class ManagerActor(Actor[ManagerMessage]):
         self.group_pool = WorkerPool("groups", group_threads)
         self.partition = partition
         self.applied = Applied(None, table)
-        self.users: dict[str, _Slot] = {}
-        self.groups: dict[str, _GroupSlot] = {}
-        self.warm_users: OrderedDict[str, _Slot] = OrderedDict()
-        self.warm_groups: OrderedDict[str, _GroupSlot] = OrderedDict()
+        self.users: dict[str, UserTrackerActor] = {}
+        self.groups: dict[str, GroupTrackerActor] = {}
+        self.warm_users: OrderedDict[str, UserTrackerActor] = OrderedDict()
+        self.warm_groups: OrderedDict[str, GroupTrackerActor] = OrderedDict()
         self.links: dict[str, dict[str, str | None]] = {}
         self.owners: dict[str, str] = {}
         self.retired = 0
+        self.sweep_users_at = self.sweep_groups_at = SWEEP_AT
         self.closed = False
-        self.reports: deque[Idle | Relink] = deque()
+        self.reports: deque[Relink] = deque()
+        self.idle: set[UserTrackerActor | GroupTrackerActor] = set()
         self.log = log.bind(partition=partition)
 
     def handle(self, message: ManagerMessage) -> Any:
@@ -189,6 +194,7 @@ class ManagerActor(Actor[ManagerMessage]):
                           changed=old != message.table)
             return True
         if isinstance(message, Stats):
+            self._sweep()
             return {
                 "users": len(self.users),
                 "groups": len(self.groups),
@@ -203,21 +209,29 @@ class ManagerActor(Actor[ManagerMessage]):
         """The limit table in force: the one of the config the manager publishes as applied."""
         return self.applied.table
 
-    def _user_slot(self, name: str) -> _Slot:
-        slot = self.users.get(name)
-        if slot is None:
-            slot = self.warm_users.pop(name, None) or _Slot(
-                UserTrackerActor(self.user_pool, name, self.reports))
-            self.users[name] = slot
-        return slot
+    def _user(self, name: str) -> UserTrackerActor:
+        """The live user tracker of `name`: a warm one revived, or a new one (the idle ones
+        retired first when there are many)."""
+        ref = self.users.get(name)
+        if ref is None:
+            if len(self.users) >= self.sweep_users_at:
+                self._sweep()
+                self.sweep_users_at = _next_sweep(len(self.users))
+            ref = self.warm_users.pop(name, None) or UserTrackerActor(
+                self.user_pool, name, self.reports, self.idle)
+            self.users[name] = ref
+        return ref
 
-    def _group_slot(self, name: str) -> _GroupSlot:
-        slot = self.groups.get(name)
-        if slot is None:
-            slot = self.warm_groups.pop(name, None) or _GroupSlot(
-                GroupTrackerActor(self.group_pool, name))
-            self.groups[name] = slot
-        return slot
+    def _group(self, name: str) -> GroupTrackerActor:
+        ref = self.groups.get(name)
+        if ref is None:
+            if len(self.groups) >= self.sweep_groups_at:
+                self._sweep()
+                self.sweep_groups_at = _next_sweep(len(self.groups))
+            ref = self.warm_groups.pop(name, None) or GroupTrackerActor(
+                self.group_pool, name, self.idle)
+            self.groups[name] = ref
+        return ref
 
     def _route(self, msg: Route) -> Routing:
         """Route every item as if sent alone, in the caller's order: each routed item with the
@@ -235,36 +249,41 @@ class ManagerActor(Actor[ManagerMessage]):
         refused: list[tuple[int, Exception]] = []
         table = self.applied.table
         users, groups, links, owners = self.users, self.groups, self.links, self.owners
+        new = tuple.__new__  # a named tuple's own `__new__` is a Python function: 3x the cost
         for position, item in enumerate(msg.items):
             try:
                 if len(item) == 4:  # an `Increase`
                     parts, app, usage, who = item
                     name = who.user
                     owner = owners.get(app)
-                    if owner is not None and owner != name:
+                    # `_forgot` may forget an idle user's links before a later step fails: no
+                    # view sees the difference (it could have been retired at any moment).
+                    if owner is not None and owner != name and not self._forgot(owner):
                         raise InvalidRequest(
                             f"application {app!r} is already running for user {owner!r} in"
                             f" partition {self.partition!r}; application ids are unique in a"
                             " partition")
                     app_links = links.get(name)
+                    if app_links and self._forgot(name):
+                        app_links = None
                     if app_links is not None and app in app_links:
                         group = app_links[app]
                     else:
                         group = table.resolve_group(ancestors(parts), who.groups)
                     # Nothing above changed anything; below, nothing can fail but an allocation.
-                    user = users.get(name) or self._user_slot(name)
+                    # `routed` first, then the links (see `quotactor.actors.known`).
+                    user = users.get(name) or self._user(name)
+                    user.routed += 1
                     group_ref = None
                     if group is not None:
-                        slot = groups.get(group) or self._group_slot(group)
-                        slot.routed += 1
-                        group_ref = slot.ref
+                        group_ref = groups.get(group) or self._group(group)
+                        group_ref.routed += 1
                     if app_links is None:
                         app_links = links[name] = {}
                     app_links[app] = group
                     owners[app] = name
-                    user.routed += 1
-                    routed.append((user.ref, UserIncrease(
-                        position, parts, app, usage, group, group_ref, table)))
+                    routed.append((user, new(UserIncrease, (
+                        position, parts, app, usage, group, group_ref, table))))
                     continue
                 parts, app, usage, who, remove_app = item
                 name = who.user
@@ -273,6 +292,7 @@ class ManagerActor(Actor[ManagerMessage]):
                     self.log.warning("decrease_ignored", user=name, app=app,
                                      queue=".".join(parts), reason="unknown user")
                     continue
+                known.routed += 1  # before the links change (see `quotactor.actors.known`)
                 app_links = links.get(name)
                 group = None if app_links is None else app_links.get(app)
                 if remove_app:
@@ -280,47 +300,69 @@ class ManagerActor(Actor[ManagerMessage]):
                         app_links.pop(app, None)
                     if owners.get(app) == name:
                         del owners[app]
-                group_slot = groups.get(group) if group is not None else None
-                if group_slot is None:
+                group_ref = groups.get(group) if group is not None else None
+                if group_ref is None:
                     group = None
                 else:
-                    group_slot.routed += 1
-                known.routed += 1
-                routed.append((known.ref, UserDecrease(
-                    position, parts, app, usage, remove_app, group,
-                    None if group_slot is None else group_slot.ref)))
+                    group_ref.routed += 1
+                routed.append((known, new(UserDecrease, (
+                    position, parts, app, usage, remove_app, group, group_ref))))
             except Exception as exc:
                 refused.append((position, exc))
         return Routing(routed, refused)
 
     def _read_reports(self) -> None:
-        """Act on the trackers' reports, oldest first (only the manager's handler pops them).
-
-        An `Idle` report retires its tracker if it is the live one of its name and has handled
-        every operation routed to it; a batch's reports come in one step, so this loop is tight.
-        """
-        reports, users, groups = self.reports, self.users, self.groups
+        """Act on the trackers' reports, oldest first (only the manager's handler pops them)."""
+        reports = self.reports
         while reports:
             report = reports.popleft()
             try:
-                if isinstance(report, Relink):
-                    self._relink(report)
-                    continue
-                kind, name, ref, handled = report
-                if kind == "user":
-                    slot: _Slot | _GroupSlot | None = users.get(name)
-                    if slot is not None and slot.ref is ref and slot.routed == handled:
-                        self._retire(users, self.warm_users, name)
-                        for app in self.links.pop(name, ()):
-                            if self.owners.get(app) == name:
-                                del self.owners[app]
-                else:
-                    slot = groups.get(name)
-                    if slot is not None and slot.ref is ref and slot.routed == handled:
-                        self._retire(groups, self.warm_groups, name)
-                # else: retired already (or shut down), or more is on its way to it
-            except Exception:  # a bug; the tracker stays live, which is safe
+                self._relink(report)
+            except Exception:  # a bug; the link stays forgotten, which refuses nothing
                 self.log.exception("report_failed", report=type(report).__name__)
+
+    def _forgot(self, name: str) -> bool:
+        """Forget an idle user's links and application ids (the starts it refused; it runs
+        nothing): True if it was idle (its ids are free), False if it runs something."""
+        ref = self.users.get(name)
+        if ref is None or ref.idle_at != ref.routed:
+            return False
+        self._forget(name)
+        return True
+
+    def _forget(self, name: str) -> None:
+        owners = self.owners
+        for app in self.links.pop(name, ()):
+            if owners.get(app) == name:
+                del owners[app]
+
+    def _sweep(self) -> None:
+        """Retire every idle tracker. Each adds itself to `idle` when it becomes idle (a set:
+        `add` and `pop` are atomic, and a tracker is there once however often it empties), so
+        this costs a step per tracker emptied since the last sweep, not per listed tracker;
+        those used again since are simply dropped from it (they add themselves again)."""
+        idle, users, groups = self.idle, self.users, self.groups
+        while idle:
+            ref = idle.pop()
+            if ref.idle_at != ref.routed:
+                continue
+            name = ref.state.name
+            if isinstance(ref, UserTrackerActor):
+                if users.get(name) is ref:
+                    self._retire(users, self.warm_users, name)
+                    self._forget(name)
+            elif groups.get(name) is ref:
+                self._retire(groups, self.warm_groups, name)
+
+    def _retire_if_idle(self, kind: str, name: str) -> None:
+        """Retire the tracker of `name` now if it is idle (a view of it alone asks)."""
+        if kind == "user":
+            if self._forgot(name):
+                self._retire(self.users, self.warm_users, name)
+            return
+        ref = self.groups.get(name)
+        if ref is not None and ref.idle_at == ref.routed:
+            self._retire(self.groups, self.warm_groups, name)
 
     def _relink(self, msg: Relink) -> None:
         if msg.user not in self.users or self.closed:
@@ -338,22 +380,23 @@ class ManagerActor(Actor[ManagerMessage]):
         """
         warm[name] = slots.pop(name)
         if len(warm) > WARM_TRACKERS:
-            stop_now(warm.popitem(last=False)[1].ref)
+            stop_now(warm.popitem(last=False)[1])
         self.retired += 1
 
     def _read_part(
-        self, slot: _Slot | _GroupSlot | None, msg: PlanRead
+        self, ref: UserTrackerActor | GroupTrackerActor | None, msg: PlanRead
     ) -> Reply[ReadResult] | None:
         """Queue the read behind what was routed to the tracker before (or answer it here, on
         this thread, when the tracker is idle); it cannot be retired before it answers."""
-        if slot is None:
+        if ref is None:
             return None
         reply: Reply[ReadResult] = Reply()
-        deliver(slot.ref, ReadPart(msg.parts, msg.app, self.table, reply))
+        deliver(ref, ReadPart(msg.parts, msg.app, self.table, reply))
         return reply
 
     def _plan_read(self, msg: PlanRead) -> ReadPlan:
         name = msg.user.user
+        self._forgot(name)  # an idle user's links are of starts it refused: gone
         app_links = self.links.get(name, {})
         if msg.app in app_links:
             group = app_links[msg.app]
@@ -367,12 +410,16 @@ class ManagerActor(Actor[ManagerMessage]):
         )
 
     def _plan_snapshot(self, msg: PlanSnapshot) -> SnapshotPlan:
-        slots: Mapping[str, _Slot | _GroupSlot] = (
+        if msg.name is None:
+            self._sweep()
+        else:
+            self._retire_if_idle(msg.kind, msg.name)
+        slots: Mapping[str, UserTrackerActor | GroupTrackerActor] = (
             self.users if msg.kind == "user" else self.groups)
         table = self.table
         is_named = table.is_named_user if msg.kind == "user" else table.is_named_group
         named: Iterable[str]
-        chosen: Mapping[str, _Slot | _GroupSlot]
+        chosen: Mapping[str, UserTrackerActor | GroupTrackerActor]
         if msg.name is not None:
             chosen = {msg.name: slots[msg.name]} if msg.name in slots else {}
             named = [msg.name] if is_named(msg.name) else []
@@ -380,26 +427,27 @@ class ManagerActor(Actor[ManagerMessage]):
             chosen = slots
             named = table.named_users() if msg.kind == "user" else table.named_groups()
         replies = []
-        for slot in chosen.values():
+        for ref in chosen.values():
             reply: Reply[dict[str, Any]] = Reply()
-            deliver(slot.ref, SnapshotPart(self.table, reply))
+            deliver(ref, SnapshotPart(self.table, reply))
             replies.append(reply)
         virtual = tuple(n for n in named if n not in chosen)
         return SnapshotPlan(self.table, tuple(replies), virtual)
 
     def on_stop(self) -> None:
-        """Drop reports that trackers made after `Shutdown` (while they were being stopped):
-        each holds its tracker, which holds this queue, a cycle the collector would have to
-        free."""
+        """Drop reports and idle trackers added after `Shutdown` (while they were being
+        stopped): each holds its tracker, which holds this queue or set, a cycle the collector
+        would have to free."""
         self.reports.clear()
+        self.idle.clear()
 
     def _shutdown(self) -> Retirement:
         """Refuse what follows and hand over the trackers, for the sender to stop (the manager
         never waits)."""
         self.closed = True
         retirement = Retirement(
-            tuple(slot.ref for slot in (*self.users.values(), *self.warm_users.values())),
-            tuple(slot.ref for slot in (*self.groups.values(), *self.warm_groups.values())),
+            (*self.users.values(), *self.warm_users.values()),
+            (*self.groups.values(), *self.warm_groups.values()),
             (self.user_pool, self.group_pool),
         )
         self.users.clear()
@@ -408,4 +456,5 @@ class ManagerActor(Actor[ManagerMessage]):
         self.warm_groups.clear()
         self.links.clear()
         self.owners.clear()
+        self.idle.clear()
         return retirement

@@ -2,11 +2,13 @@
 
 Most messages are asked (`call`): the handler's return value is the answer. A message that one
 actor sends and another answers (the manager plans a read, the trackers answer the facade)
-carries the `Reply` to answer on. Every tracker message carries the limit table it is to be
-judged under. The messages of every increase and decrease are tuples: named tuples between
-actors, immutable like the frozen dataclasses of the rest and three times cheaper to build, and
-plain tuples (told apart by their length) from the facade to the manager and in retirement
-reports, cheaper still, which shows at tens of thousands of operations per second.
+carries the `Reply` to answer on. Every routed tracker message carries the limit table it is to
+be judged under (a `Known` change reads the manager's, holding its tracker). The messages of
+every increase and decrease are tuples: named tuples between actors, immutable like the frozen
+dataclasses of the rest and three times cheaper to build (built with `tuple.__new__` on the hot
+loops: a named tuple's own `__new__` is a Python function), and plain tuples (told apart by
+their length) from the facade to the manager, cheaper still, which shows at tens of thousands
+of operations per second.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from quotactor.core.identity import UserGroup
 from quotactor.core.limits import LimitTable
 from quotactor.core.queue_tracker import Refusal
 from quotactor.core.resources import Resource
+from quotactor.core.tracker import UserTrackerState
 
 if TYPE_CHECKING:
     from quotactor.actors.group_tracker import GroupTrackerActor
+    from quotactor.actors.manager import ManagerActor
     from quotactor.actors.user_tracker import UserTrackerActor
 
 Kind = Literal["user", "group"]
@@ -133,6 +137,35 @@ class UserBatch(NamedTuple):
     deadline: float
 
 
+# Facade -> user tracker -> group tracker, without the manager (`quotactor.actors.known`)
+
+
+class NotKnown:
+    """The answer to a `Known` change that cannot skip the manager; nothing was changed."""
+
+
+class Known(NamedTuple):
+    """A single call's change for its user's live tracker, decided without the manager."""
+
+    parts: tuple[str, ...]
+    app: str
+    usage: Resource
+    increase: bool
+    manager: ManagerActor
+
+
+class KnownGroup(NamedTuple):
+    """The group's side of a `Known` change, run by the thread holding the user tracker."""
+
+    user: UserTrackerState
+    parts: tuple[str, ...]
+    app: str
+    usage: Resource
+    increase: bool
+    table: LimitTable
+    group: str
+
+
 # Manager -> any tracker
 
 
@@ -229,24 +262,13 @@ class GroupBatch(NamedTuple):
 
 class GroupStatus(NamedTuple):
     """The group tracker's answer to a `GroupBatch`: per item, None when applied (or counted),
-    the `Refusal` of a refused increase, or the exception that left the group unchanged; and
-    whether the group was empty after `handled` operations."""
+    the `Refusal` of a refused increase, or the exception that left the group unchanged."""
 
     outcomes: tuple[Refusal | Exception | None, ...]
-    handled: int
-    empty: bool
 
 
 # Trackers -> manager (reported, never asked: trackers never wait on the manager; see
 # `ManagerActor.reports`)
-
-
-Idle = tuple[Kind, str, "UserTrackerActor | GroupTrackerActor", int]
-"""(kind, name, ref, handled): a tracker was empty after handling `handled` operations: retire
-it if that is every operation the manager routed to it (`ref` tells this tracker from a later
-one of the same name). Sent only when a tracker becomes empty, so a busy tracker costs the
-manager nothing after routing. A plain tuple (a batch reports one per tracker it empties; a
-named tuple is built by a Python-level function), told from `Relink` by not being one."""
 
 
 class Relink(NamedTuple):
@@ -267,7 +289,7 @@ class ReadResult:
 
 ManagerMessage = Route | PlanRead | PlanSnapshot | SwitchTable | Shutdown | Stats
 """What the manager handles."""
-UserMessage = UserBatch | ReadPart | SnapshotPart
+UserMessage = UserBatch | ReadPart | SnapshotPart | Known
 """What a user tracker handles."""
-GroupMessage = GroupBatch | ReadPart | SnapshotPart
+GroupMessage = GroupBatch | ReadPart | SnapshotPart | KnownGroup
 """What a group tracker handles."""

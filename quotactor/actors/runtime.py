@@ -19,8 +19,9 @@ Invariants (every change to this module must keep them):
    a release, and the job runs to its end on the pool. (`unguarded` waives this, explicitly,
    for a host that prefers speed.)
 3. A claim is released in the `finally` of the frame that took it, and a release hands the
-   actor to its pool when messages arrived meanwhile: an exception in a handler never leaves an
-   actor claimed.
+   actor to its pool when messages arrived meanwhile (or, when its handlers never wait, first
+   runs them itself, as a pool thread would): an exception in a handler never leaves an actor
+   claimed.
 4. Every message whose sender waits gets an answer or an exception on its `Reply`, whatever the
    handler raises; after a stop every message gets `ActorStopped`.
 5. Every wait has the caller's timeout. A timed-out message is not withdrawn: it is handled,
@@ -467,7 +468,11 @@ def holding(actors: Sequence[Actor[Any]], work: Callable[[list[int]], T]) -> T:
 
     `work` runs the held actors' steps as their handlers would, and may wait only on actors
     whose handlers never wait: their holders never wait on anything, so no cycle can form. A
-    release hands an actor to its pool when messages arrived for it meanwhile.
+    release runs the messages that arrived for an actor meanwhile on this thread when its
+    handlers never wait (another batch's group changes: their sender is waiting, and a hand-off
+    to the pool would cost it a thread switch more), as `_handle_inline` does; otherwise (its
+    handlers may wait, and this thread still holds the actors released after it) it hands the
+    actor to its pool.
     """
     held: list[int] = []
     if _guarded():
@@ -500,7 +505,12 @@ def holding(actors: Sequence[Actor[Any]], work: Callable[[list[int]], T]) -> T:
             finally:
                 lock.release()
             if not idle:
-                actor._pool.schedule(actor._run_batch)
+                if actor.handlers_wait:  # it may wait, and this thread still holds the rest
+                    actor._pool.schedule(actor._run_batch)
+                else:
+                    # What arrived meanwhile (another batch's group changes, whose sender
+                    # waits), run here as `_handle_inline` does: it never waits.
+                    actor._finish(_BATCH)
 
 
 def unguarded(operation: Callable[[], T]) -> T:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from quotactor.actors.group_tracker import GroupTrackerActor
+from quotactor.actors.known import decide_user
 from quotactor.actors.messages import (
     GROUP_SKIP,
     GroupBatch,
@@ -22,7 +23,8 @@ from quotactor.actors.messages import (
     GroupDecrease,
     GroupIncrease,
     GroupStatus,
-    Idle,
+    Known,
+    NotKnown,
     ReadPart,
     ReadResult,
     Relink,
@@ -76,20 +78,29 @@ class UserTrackerActor(Actor[UserMessage]):
     and undone if the group fails it. The tracker waits only on a group tracker, which waits on
     nobody, and never longer than the caller's deadline. Every operation the manager routed to
     the group gets exactly one group change (applied, or `GroupSkip`), so the group's count
-    stays true. When an operation leaves it (or a group) empty, it reports it to the manager
-    (never asks: see `ManagerActor.reports`), with the count the manager needs to retire
-    trackers safely.
+    stays true. When an operation leaves it empty with nothing else routed to it, it records the
+    count (`idle_at`) the manager needs to retire it safely and adds itself to the manager's
+    `idle` set (see `ManagerActor`).
     """
 
-    __slots__ = ("handled", "reports", "state")
+    __slots__ = ("handled", "idle", "idle_at", "reports", "routed", "state")
 
-    def __init__(self, pool: WorkerPool, name: str, reports: deque[Idle | Relink]) -> None:
+    def __init__(self, pool: WorkerPool, name: str, reports: deque[Relink],
+                 idle: set[Any]) -> None:
         super().__init__(pool)
         self.state = UserTrackerState(name)
+        self.routed = 0
+        """Operations the manager routed here (written by the manager's handler only)."""
         self.handled = 0
+        self.idle_at = -1
+        """`handled` when a routed operation last left it empty with nothing else routed to
+        it: while `idle_at == routed` the manager may retire it (see `ManagerActor`)."""
         self.reports = reports  # the manager's; shared, not a bound method per tracker
+        self.idle = idle  # the manager's: where a tracker that becomes idle adds itself
 
-    def handle(self, message: UserMessage) -> Sequence[Result] | None:
+    def handle(self, message: UserMessage) -> Sequence[Result] | Decision | NotKnown | None:
+        if type(message) is Known:
+            return decide_user(self, message)
         if isinstance(message, UserBatch):
             if len(message.items) == 1:
                 return self._alone(message.items[0], message.deadline)
@@ -109,22 +120,18 @@ class UserTrackerActor(Actor[UserMessage]):
     def _alone(self, msg: UserChange, deadline: float) -> tuple[Result]:
         """A single call's change: `decide`'s steps for one change, without its rounds."""
         result, change, journal = self._begin(msg)
-        idle_group: Idle | None = None
         if change is not None and msg.group_ref is not None:
             status = _await(_ask(msg.group_ref, (change,), isinstance(change, GroupIncrease)),
                             deadline, msg.group)
             if isinstance(status, GroupStatus):
                 if journal is not None:
                     result = self._end(msg, journal, status.outcomes[0])
-                if status.empty and msg.group is not None:
-                    idle_group = ("group", msg.group, msg.group_ref, status.handled)
             elif journal is not None:
                 result = self._end(msg, journal, UNANSWERED if status is None else status)
         self.handled += 1
-        if idle_group is not None:
-            self.reports.append(idle_group)
-        if self.state.is_empty():
-            self.reports.append(("user", self.state.name, self, self.handled))
+        if self.state.is_empty() and self.routed == self.handled:
+            self.idle_at = self.handled
+            self.idle.add(self)
         return (result,)
 
     # -- one change: the user side before the group's word, and after it ----------------
@@ -231,11 +238,9 @@ def decide(
     group never waits, so neither does this for long), then keeps or undoes each user side by
     the group's word. A tracker's next change is checked only once its previous one is settled,
     exactly as if each came alone; most shares hold one change and are one round. At the end,
-    the trackers and groups left empty are
-    reported to the manager in one step.
+    the trackers left empty are marked idle (`idle_at`; the groups mark themselves).
     """
     results: list[list[Result]] = [[] for _ in shares]
-    emptied: dict[GroupTrackerActor, tuple[str, GroupStatus]] = {}
     active = list(enumerate(shares))
     r = 0
     while active:
@@ -254,36 +259,29 @@ def decide(
             if isinstance(change, GroupIncrease):  # `_begin` journals every increase
                 send.increases = True
         if sends:
-            _ask_groups(sends, results, emptied, r, deadline)
+            _ask_groups(sends, results, r, deadline)
         r += 1
         active = [share for share in active if len(share[1][1]) > r]
-    reports: list[Idle] = []
-    for ref, (name, status) in emptied.items():
-        if status.empty:
-            reports.append(("group", name, ref, status.handled))
     for tracker, changes in shares:
         tracker.handled += len(changes)
-        if tracker.state.is_empty():
-            reports.append(("user", tracker.state.name, tracker, tracker.handled))
-    if reports:
-        shares[0][0].reports.extend(reports)  # every tracker of a partition shares the queue
+        if tracker.state.is_empty() and tracker.routed == tracker.handled:
+            tracker.idle_at = tracker.handled
+            tracker.idle.add(tracker)
     return results
 
 
 def _ask_groups(
     sends: dict[GroupTrackerActor, _Send],
-    results: list[list[Result]], emptied: dict[GroupTrackerActor, tuple[str, GroupStatus]],
-    r: int, deadline: float,
+    results: list[list[Result]], r: int, deadline: float,
 ) -> None:
     """Send every group its changes of round `r` (an idle group runs them here, at once), then
     settle each waiting user side by the group's word."""
     asked = [(ref, send, _ask(ref, tuple(send.changes), send.increases))
              for ref, send in sends.items()]
-    for ref, send, answered in asked:
+    for _, send, answered in asked:
         name, waiters = send.name, send.waiters
         status = _await(answered, deadline, name)
         if isinstance(status, GroupStatus):
-            emptied[ref] = (name, status)
             verdicts: Sequence[Verdict] = status.outcomes
         else:
             verdicts = [UNANSWERED if status is None else status] * len(waiters)

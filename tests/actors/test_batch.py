@@ -151,7 +151,7 @@ def test_a_batch_sends_a_busy_user_tracker_its_own_message_and_counts_stay_true(
     caller's timeout and is applied whole when the tracker runs again."""
     ugm: UserGroupManager = start_ugm(GROUP_LIMIT)
     assert ugm.increase_tracked_resource("root.a", "sue-0", {"m": 1}, SUE)
-    sue = ugm._manager.users["sue"].ref  # type: ignore[union-attr]
+    sue = ugm._manager.users["sue"]  # type: ignore[union-attr]
     assert _off_main(sue._claim)
     ugm.timeout = 0.3
     batch = [UsageIncrease("root.a", f"{u.user}-1", {"m": 10}, u) for u in (BOB, SUE, ANN)]
@@ -178,7 +178,7 @@ def test_a_batch_that_gives_up_on_a_wedged_group_changes_nothing(start_ugm: Any)
     a decrease in the same group batch is still applied."""
     ugm: UserGroupManager = start_ugm(GROUP_LIMIT)
     assert ugm.increase_tracked_resource("root.a", "ann-0", {"m": 5}, ANN)
-    group = ugm._manager.groups["dev"].ref  # type: ignore[union-attr]
+    group = ugm._manager.groups["dev"]  # type: ignore[union-attr]
     assert _off_main(group._claim)
     ugm.timeout = 0.3
     try:
@@ -305,7 +305,7 @@ def test_a_busy_group_holds_back_only_its_users_items(start_ugm: Any) -> None:
     caller's timeout, and are abandoned whole; nothing of them is left, and everything drains."""
     ugm: UserGroupManager = start_ugm(TWO_GROUPS)
     assert ugm.increase_tracked_resource("root.a", "sue-0", {"m": 1}, SUE)
-    dev = ugm._manager.groups["dev"].ref  # type: ignore[union-attr]
+    dev = ugm._manager.groups["dev"]  # type: ignore[union-attr]
     assert _off_main(dev._claim)
     ugm.timeout = 0.3
     try:
@@ -330,28 +330,28 @@ def test_a_busy_group_holds_back_only_its_users_items(start_ugm: Any) -> None:
 
 
 @pytest.mark.timeout(60)
-def test_a_held_batch_reports_its_emptied_trackers_in_one_step(start_ugm: Any) -> None:
-    """The removals of a batch empty three users and two groups: their retirement reports
-    reach the manager's queue at once (one `extend`), and the next call retires them all."""
+def test_a_held_batch_leaves_its_emptied_trackers_idle_for_the_manager_to_retire(
+    start_ugm: Any,
+) -> None:
+    """The removals of a batch empty three users and two groups: no report and no retirement
+    on the way (the trackers stay listed, marked idle, so reusing them costs nothing); the next
+    view retires them all, and a batch that uses them before that revives nothing."""
     ugm: UserGroupManager = start_ugm(TWO_GROUPS)
     adds = [UsageIncrease("root.a", f"{u.user}-1", {"m": 1}, u) for u in (SUE, BOB, OPS)]
+    removals = [UsageDecrease(c.queue_path, c.application_id, c.usage, c.user, True)
+                for c in adds]
     assert all(r is not None and r.ok for r in _off_main(lambda: ugm.apply_batch(adds)))
     manager = ugm._manager
     assert manager is not None
-    extends: list[int] = []
-
-    class Counted(type(manager.reports)):  # type: ignore[misc]
-        def extend(self, reports: Any) -> None:
-            reports = list(reports)
-            extends.append(len(reports))
-            super().extend(reports)
-
-    manager.reports = Counted()
-    for slot in manager.users.values():  # user trackers append the reports
-        slot.ref.reports = manager.reports
-    _off_main(lambda: ugm.apply_batch([
-        UsageDecrease(c.queue_path, c.application_id, c.usage, c.user, True) for c in adds]))
-    assert extends == [5]
+    trackers = {**manager.users, **manager.groups}
+    _off_main(lambda: ugm.apply_batch(removals))
+    assert {**manager.users, **manager.groups} == trackers and manager.retired == 0
+    assert all(t.idle_at == t.routed == t.handled for t in trackers.values())
+    assert all(r is not None and r.ok for r in _off_main(lambda: ugm.apply_batch(adds)))
+    assert {**manager.users, **manager.groups} == trackers and manager.retired == 0
+    _off_main(lambda: ugm.apply_batch(removals))
+    assert ugm.stats()["retired"] == 5
+    assert manager.users == manager.groups == {}
     _drained(ugm)
 
 

@@ -6,6 +6,10 @@ change or neither), the caller must get a `QuotactorError`, other users must be 
 once everything is removed nothing may be left (no tracker kept alive by a lost count, no
 application id still bound).
 
+The "increase" and "decrease" operations, on a running application of a user with a live
+tracker, are decided without the manager (`quotactor.actors.known`; checked below), the others
+through its route.
+
 The faults are injected by replacing core functions, which only Python callers see: compiled
 core code calls compiled core code directly. So these run on the pure build of the core (with a
 compiled install, `tests/core/test_builds.py` runs them again with `QUOTACTOR_PURE=1`), and
@@ -254,3 +258,22 @@ def test_every_step_is_reached_by_some_operation(
             OPERATIONS[operation](ugm)
         reached.append(fault.calls)
     assert sum(reached) > 0, f"{name} is called by no operation"
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("operation", ["increase", "decrease"])
+def test_the_running_applications_changes_are_decided_without_the_manager(
+    operation: str, start_ugm: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """So the faults above, injected in the "increase" and "decrease" operations, land on the
+    known-user path (`quotactor.actors.known`), not on the manager's route."""
+    from quotactor.actors.manager import ManagerActor
+
+    ugm: UserGroupManager = start_ugm(TABLE)
+    prepare(ugm)
+    routes: list[Any] = []
+    original = ManagerActor._route
+    monkeypatch.setattr(ManagerActor, "_route",
+                        lambda self, msg: routes.append(msg) or original(self, msg))
+    OPERATIONS[operation](ugm)
+    assert routes == []

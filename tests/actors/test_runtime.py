@@ -20,6 +20,7 @@ from quotactor.actors.runtime import (
     WorkerPool,
     call,
     deliver,
+    holding,
     live_actors,
     stop,
     stop_now,
@@ -182,6 +183,39 @@ def test_a_nested_holder_runs_waiting_messages_of_an_actor_that_never_waits(
     assert call(inner, "seen", WAIT) == [("queued", "holder")]
 
 
+@pytest.mark.parametrize("kind", ["never_waits", "may_wait"])
+def test_holding_runs_what_arrived_meanwhile_for_an_actor_that_never_waits(
+    started: Any, kind: str,
+) -> None:
+    """A batch holding two actors releases them: what arrived for the one whose handlers never
+    wait runs on the releasing thread (a group's changes from another caller); for one whose
+    handlers may wait (a user tracker), on the pool, as the holder still holds the next one."""
+    first = started(NeverWaits if kind == "never_waits" else Recorder)
+    second = started()
+    claimed, release = threading.Event(), threading.Event()
+
+    def batch() -> list[int]:
+        def work(held: list[int]) -> list[int]:
+            claimed.set()
+            assert release.wait(WAIT)
+            return held
+
+        return holding([first, second], work)
+
+    with ThreadPoolExecutor(1, thread_name_prefix="batch") as executor:
+        done = executor.submit(batch)
+        assert claimed.wait(WAIT)
+        deliver(first, Append("queued"))
+        release.set()
+        assert done.result(WAIT) == [0, 1]
+    [(value, thread)] = call(first, "seen", WAIT)
+    assert value == "queued"
+    if kind == "never_waits":
+        assert thread.startswith("batch")
+    else:
+        assert thread.startswith("quotactor-test")
+
+
 def test_a_failing_call_raises_to_the_caller_and_the_actor_lives_on(started: Any) -> None:
     ref = started()
     with pytest.raises(ValueError, match="handler failed"):
@@ -288,7 +322,7 @@ def test_a_user_tracker_that_gives_up_on_a_wedged_group_changes_nothing(
     ugm.timeout = 0.3
     sue = UserGroup("sue", ["dev"])
     assert ugm.increase_tracked_resource("root.a", "app1", {"m": 1}, sue)
-    group = ugm._manager.groups["dev"].ref
+    group = ugm._manager.groups["dev"]
     assert off_main(group._claim)  # wedge the group tracker: claimed, and nobody runs it
     began = time.monotonic()
     try:

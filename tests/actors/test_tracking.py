@@ -172,3 +172,34 @@ def test_the_context_manager_stops_every_actor() -> None:
             ugm.increase_tracked_resource("root.q", f"a{i}", {"m": 1}, UserGroup(f"u{i}", ["g"]))
         assert live_actors() > 0
     assert live_actors() == 0
+
+
+@pytest.mark.timeout(60)
+def test_emptied_trackers_are_retired_lazily_within_the_sweep_bound(
+    start_ugm, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A user whose application ends is left listed, idle, until an answer needs it; but new
+    users sweep the idle ones out once the listed trackers grow by `SWEEP_AT` (here 8) past
+    those in use at the last sweep, so transient users never pile up. An application id bound
+    to an idle user (its refused start) is free for another user at once."""
+    from quotactor.actors import manager as manager_module
+
+    monkeypatch.setattr(manager_module, "SWEEP_AT", 8)
+    ugm = start_ugm({"root": [LimitEntry(users=("*",), max_resources={"memory": 10})]})
+    manager = ugm._manager
+    keep = UserGroup("keep", ["dev"])
+    assert ugm.increase_tracked_resource("root.a", "kept", {"memory": 1}, keep)
+    listed = []
+    for i in range(200):
+        user = UserGroup(f"u{i}", ["dev"])
+        assert ugm.increase_tracked_resource("root.a", f"app{i}", {"memory": 1}, user)
+        ugm.decrease_tracked_resource("root.a", f"app{i}", {"memory": 1}, user, remove_app=True)
+        listed.append(len(manager.users))
+    assert max(listed) <= 1 + 8 + 1 and manager.retired > 150
+    loner = UserGroup("loner", [])
+    assert not ugm.increase_tracked_resource("root.b", "big", {"memory": 100}, loner)
+    assert manager.owners["big"] == "loner" and "loner" in manager.users  # idle, listed
+    assert manager.users["loner"] in manager.idle  # where a view's sweep finds it
+    assert ugm.increase_tracked_resource("root.b", "big", {"memory": 1}, UserGroup("ann", []))
+    assert ugm.stats()["users"] == 2  # keep and ann; every idle one retired by the view
+    assert manager.idle == set()
