@@ -2,16 +2,17 @@
 
 `before_walk` runs first (YuniKorn's order: reservations, then placeholder replacements, then
 regular asks): it forgets released victims, runs due quota preemptions, and places reserved
-asks. `after_walk` runs last: every application still waiting offers its first ask that
-fits no node (or breaks its queue's maximum) to preemption, then to a reservation, and the
-applications holding a reservation are told why they wait. At most `MAX_PREEMPTION_ATTEMPTS`
+asks. `after_walk` runs last: every application still waiting that the application counts
+admit (YuniKorn's `TryAllocate` tries no other) offers its first ask that fits no node (or
+breaks its queue's maximum) to preemption, then to a reservation, and the applications
+holding a reservation are told why they wait. At most `MAX_PREEMPTION_ATTEMPTS`
 asks try preemption per cycle (YuniKorn's limit per queue, applied to the partition here), so
 a long backlog costs a bounded amount of work.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from quotactor.core.resources import Resource
@@ -40,7 +41,10 @@ def before_walk(p: PartitionContext) -> list[Allocation]:
     return allocate_reserved(p)
 
 
-def after_walk(p: PartitionContext) -> None:
+def after_walk(p: PartitionContext, runnable: Callable[[Application], bool]) -> None:
+    """Offer the waiting asks to preemption, then to reservations, in the walk's order; an
+    application is offered only once `runnable` says the application counts admit it (it
+    holds one that they do not, as the walk would)."""
     if not p.nodes.nodes:
         return
     now = p.now()
@@ -50,6 +54,7 @@ def after_walk(p: PartitionContext) -> None:
     can_preempt = p.spec.preemption_enabled
     waiting = _waiting(p, room_for_reservations, can_preempt)
     preemptible = sum(1 for *_, may in waiting if may)
+    held: set[str] = set()
     for app, pending, may in waiting:
         preemptible -= may
         if not room_for_reservations:
@@ -58,6 +63,11 @@ def after_walk(p: PartitionContext) -> None:
                 # ask left may preempt (no guarantee above its queue, or attempts used up)
             if not may:
                 continue
+        if app.application_id in held:
+            continue
+        if not runnable(app):
+            held.add(app.application_id)
+            continue
         key = (app.application_id, pending.ask.key)
         if attempts and may_preempt(p, app, pending, now):
             attempts -= 1

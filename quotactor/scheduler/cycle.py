@@ -74,7 +74,7 @@ class Cycle:
             while self._allocate_in(root):
                 pass
         self._explain_fresh()
-        after_walk(self.p)  # then asks still waiting may preempt or reserve
+        after_walk(self.p, self._runnable)  # then asks still waiting may preempt or reserve
         return self.allocations
 
     def _explain_fresh(self) -> None:
@@ -405,6 +405,26 @@ class Cycle:
         else:
             self._no_new_apps[key] = wait
         return wait
+
+    def _runnable(self, app: Application) -> bool:
+        """Whether the application counts admit `app`, asked before it may reserve or preempt
+        at the end of the cycle: YuniKorn tries (and so reserves or preempts for) only the
+        applications its queues' and its user's and group's counts admit (`TryAllocate` skips
+        the others). A new application that one holds is held as the walk would hold it (a
+        job that met full nodes while its user had a free slot keeps that reason until it is
+        tried again; the slot may have gone to another job since)."""
+        leaf = app.queue
+        if app.tracked or leaf is None:
+            return True
+        wait = self._app_count_wait(leaf, app)
+        if wait is None:
+            full = leaf.full_of_apps(app.application_id)
+            if full is None:
+                return True
+            wait = queue_apps_wait(full)
+        self._block_all(app, wait)
+        self._park_if_blocked(leaf, app)
+        return False
 
     def _no_node(self, app: Application, resource: Resource, key: str) -> Wait:
         detail = self._no_room.get(resource)

@@ -147,3 +147,67 @@ def test_next_timer_wakes_a_simulator_for_a_reservation(start_scheduler, clock):
     assert s.preemption_counts()["reservations"] == 1
     clock.advance(10)
     assert s.preemption_counts()["reservedSeconds"] == 10
+
+
+TWO_EACH = """
+partitions:
+  - name: default
+    queues:
+      - name: root
+        submitacl: '*'
+        queues:
+          - name: big
+            maxapplications: {queue_apps}
+            limits:
+              - limit: two each
+                users: ["*"]
+                maxapplications: 2
+"""
+
+
+def _met_full_nodes_then_the_count_filled(start_scheduler, clock, queue_apps: int,
+                                          other: UserGroup):
+    """`wide` meets full nodes while sue may still start an application; then `narrow` (of
+    `other`, which may be sue) starts on a new node and fills sue's or the queue's count. The
+    walk does not try `wide` again (no node has room for its size), so its last reason from
+    the walk is the nodes, and without the count check before an offer it would reserve n1."""
+    s = start_scheduler(TWO_EACH.format(queue_apps=queue_apps))
+    s.add_node("n1", BIG)
+    s.submit("first", SUE, queue="root.big", asks=[Ask("f", BIG)])
+    s.submit("wide", SUE, queue="root.big", asks=[Ask("w", BIG)])
+    assert [a.application_id for a in s.schedule()] == ["first"]
+    assert s.why_pending("wide").kind == "node"
+    s.add_node("n2", ONE)
+    s.submit("narrow", other, queue="root.big", asks=[Ask("n", ONE)])
+    assert [a.application_id for a in s.schedule()] == ["narrow"]
+    return s
+
+
+def test_no_reservation_for_an_application_its_users_count_holds(start_scheduler, clock):
+    """YuniKorn's `TryAllocate` skips an application its user's count does not admit, so it
+    neither reserves nor preempts: the end of a cycle asks the count before it offers one a
+    node, and holds it by the count as the walk would."""
+    s = _met_full_nodes_then_the_count_filled(start_scheduler, clock, 10, SUE)
+    clock.advance(3)  # past the reservation delay
+    s.schedule()
+    assert not any(n["isReserved"] for n in s.nodes_view())
+    wait = s.why_pending("wide")
+    assert wait.kind == "user" and wait.limit == "applications"
+    s.remove_application("first")
+    assert [a.application_id for a in s.schedule()] == ["wide"]
+
+
+def test_no_reservation_for_an_application_its_queues_count_holds(start_scheduler, clock):
+    s = _met_full_nodes_then_the_count_filled(start_scheduler, clock, 2, BOB)
+    clock.advance(3)
+    s.schedule()
+    assert not any(n["isReserved"] for n in s.nodes_view())
+    wait = s.why_pending("wide")
+    assert wait.kind == "queue" and wait.limit == "applications"
+
+
+def test_an_admitted_application_still_reserves(start_scheduler, clock):
+    s = _met_full_nodes_then_the_count_filled(start_scheduler, clock, 10, BOB)
+    clock.advance(3)
+    s.schedule()
+    assert s.application_view("wide")["reservations"] == ["n1|w"]
