@@ -19,6 +19,7 @@ from quotactor.core.resources import Resource
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.application import Application, PendingAsk
 from quotactor.scheduler.preemption import may_preempt, try_preempt
+from quotactor.scheduler.preemption_settings import RESERVATION_DELAY
 from quotactor.scheduler.quota_preemption import run_due
 from quotactor.scheduler.reasons import Wait
 from quotactor.scheduler.reservation import allocate_reserved, reservation_wait, try_reserve
@@ -65,19 +66,24 @@ def after_walk(p: PartitionContext, runnable: Callable[[Application], bool]) -> 
                 continue
         if app.application_id in held:
             continue
-        if not runnable(app):
-            held.add(app.application_id)
-            continue
+        # the counts are asked only of an application about to be offered something
         key = (app.application_id, pending.ask.key)
-        if attempts and may_preempt(p, app, pending, now):
-            attempts -= 1
-            if try_preempt(p, app, pending, now):
-                room_for_reservations = p.nodes.has_unreserved_node()
+        if attempts and may:
+            if not runnable(app):
+                held.add(app.application_id)
                 continue
+            if may_preempt(p, app, pending, now):
+                attempts -= 1
+                if try_preempt(p, app, pending, now):
+                    room_for_reservations = p.nodes.has_unreserved_node()
+                    continue
         if room_for_reservations and key not in c.reservations \
-                and _fits_no_node(p, app, pending) \
-                and try_reserve(p, app, pending, now) is not None:
-            room_for_reservations = p.nodes.has_unreserved_node()
+                and _fits_no_node(p, app, pending):
+            if pending.added_at + RESERVATION_DELAY <= now and not runnable(app):
+                held.add(app.application_id)
+                continue
+            if try_reserve(p, app, pending, now) is not None:
+                room_for_reservations = p.nodes.has_unreserved_node()
     for reservation in c.reservations.values():
         holder = p.apps.get(reservation.application_id)
         if holder is not None and holder.seq == reservation.app_seq \
