@@ -246,3 +246,28 @@ def test_without_any_application_count_nobody_asks_for_one(start_scheduler) -> N
     s.submit("late", SUE, queue="root.work", asks=[Ask("k", ONE)])
     s.schedule()
     assert counts["app_refusal"] == 1 and s.why_pending("late").limit == "applications"
+
+
+def test_the_end_of_a_cycle_asks_counts_only_of_what_it_offers(start_scheduler,
+                                                                clock) -> None:
+    """The end of a cycle asks a new application's counts only before it offers it a
+    reservation or preemption: a backlog that fits no node and is not offered anything (too
+    fresh to reserve, then every node reserved) costs no read per cycle."""
+    s = start_scheduler(CONFIG)
+    s.add_node("n1", {"vcore": 4000})
+    s.submit("first", SUE, queue="root.work", asks=[Ask("f", {"vcore": 4000})])
+    for i in range(30):
+        s.submit(f"w{i}", UserGroup(f"u{i}"), queue="root.work",
+                 asks=[Ask("k", {"vcore": 4000})])
+    s.schedule()
+    counts = _counting(s)
+    clock.advance(1)  # nothing moved, and too early to reserve
+    s.schedule()
+    assert counts["app_refusal"] == 0
+    clock.advance(2)  # the first in the walk's order is asked, then reserves the only node
+    s.schedule()
+    assert counts["app_refusal"] == 1
+    assert s.application_view("w0")["reservations"] == ["n1|k"]
+    clock.advance(1)
+    s.schedule()  # every node reserved, nothing may preempt: nothing else is offered
+    assert counts["app_refusal"] == 1
