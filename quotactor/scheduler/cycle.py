@@ -327,13 +327,9 @@ class Cycle:
         p.backlog.activate(app)
         newly = not app.tracked
         if newly:
-            count = self._app_count_wait(leaf, app)
-            if count is not None:
-                self._block_all(app, count)
-                return None
-            full = leaf.full_of_apps(app.application_id)
-            if full is not None:
-                self._block_all(app, queue_apps_wait(full))
+            held = self._counts_hold(leaf, app)
+            if held is not None:
+                self._block_all(app, held)
                 return None
         first: Wait | None = None
         for pending in app.sorted_asks():
@@ -351,7 +347,7 @@ class Cycle:
             pending.wait = result
             pending.blocked = p.accounting.token(result)
             first = first or result
-            if result.kind in ("user", "group") and result.limit == "applications":
+            if result.is_count:
                 if not app.tracked:
                     self._no_new_apps[(leaf.path, app.user)] = result
                 self._block_all(app, result)
@@ -416,15 +412,21 @@ class Cycle:
         leaf = app.queue
         if app.tracked or leaf is None:
             return True
-        wait = self._app_count_wait(leaf, app)
-        if wait is None:
-            full = leaf.full_of_apps(app.application_id)
-            if full is None:
-                return True
-            wait = queue_apps_wait(full)
-        self._block_all(app, wait)
+        held = self._counts_hold(leaf, app)
+        if held is None:
+            return True
+        self._block_all(app, held)
         self._park_if_blocked(leaf, app)
         return False
+
+    def _counts_hold(self, leaf: Queue, app: Application) -> Wait | None:
+        """What a new `app` meets before any of its asks is tried: its user's or group's
+        `maxApplications` (YuniKorn's `CanRunApp`), then its queues' `maxapplications`."""
+        count = self._app_count_wait(leaf, app)
+        if count is not None:
+            return count
+        full = leaf.full_of_apps(app.application_id)
+        return None if full is None else queue_apps_wait(full)
 
     def _no_node(self, app: Application, resource: Resource, key: str) -> Wait:
         detail = self._no_room.get(resource)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from functools import partial
 from typing import Any, TypeVar
 
@@ -130,6 +131,20 @@ def _off_main(fn: Callable[[], T]) -> T:
         return executor.submit(fn).result(WAIT)
 
 
+@contextmanager
+def _wedged(ugm: UserGroupManager, group_name: str) -> Iterator[None]:
+    """`group_name`'s tracker claimed by another thread, with a caller timeout short enough to
+    give up on it; released, and the timeout restored, on the way out."""
+    group = ugm._manager.groups[group_name]  # type: ignore[union-attr]
+    assert _off_main(group._claim)
+    ugm.timeout = 0.3
+    try:
+        yield
+    finally:
+        group._finish(64)
+        ugm.timeout = 20.0
+
+
 def _drained(ugm: UserGroupManager) -> None:
     """Nothing tracked and no tracker kept alive by a lost count."""
     assert ugm.users_usage() == []
@@ -178,19 +193,12 @@ def test_a_batch_that_gives_up_on_a_wedged_group_changes_nothing(start_ugm: Any)
     a decrease in the same group batch is still applied."""
     ugm: UserGroupManager = start_ugm(GROUP_LIMIT)
     assert ugm.increase_tracked_resource("root.a", "ann-0", {"m": 5}, ANN)
-    group = ugm._manager.groups["dev"]  # type: ignore[union-attr]
-    assert _off_main(group._claim)
-    ugm.timeout = 0.3
-    try:
-        with pytest.raises(OperationTimeout, match="did not answer in time"):
-            _off_main(lambda: ugm.apply_batch([
-                UsageIncrease("root.a", "sue-1", {"m": 3}, SUE),
-                UsageDecrease("root.a", "ann-0", {"m": 5}, ANN, True),
-                UsageIncrease("root.a", "bob-1", {"m": 4}, BOB),
-            ]))
-    finally:
-        group._finish(64)
-    ugm.timeout = 20.0
+    with _wedged(ugm, "dev"), pytest.raises(OperationTimeout, match="did not answer in time"):
+        _off_main(lambda: ugm.apply_batch([
+            UsageIncrease("root.a", "sue-1", {"m": 3}, SUE),
+            UsageDecrease("root.a", "ann-0", {"m": 5}, ANN, True),
+            UsageIncrease("root.a", "bob-1", {"m": 4}, BOB),
+        ]))
     assert ugm.get_user_resources("sue") in (None, {})
     assert ugm.get_user_resources("bob") in (None, {})
     assert ugm.get_group_resources("dev") in (None, {})
@@ -305,10 +313,7 @@ def test_a_busy_group_holds_back_only_its_users_items(start_ugm: Any) -> None:
     caller's timeout, and are abandoned whole; nothing of them is left, and everything drains."""
     ugm: UserGroupManager = start_ugm(TWO_GROUPS)
     assert ugm.increase_tracked_resource("root.a", "sue-0", {"m": 1}, SUE)
-    dev = ugm._manager.groups["dev"]  # type: ignore[union-attr]
-    assert _off_main(dev._claim)
-    ugm.timeout = 0.3
-    try:
+    with _wedged(ugm, "dev"):
         with pytest.raises(OperationTimeout, match="did not answer in time"):
             _off_main(lambda: ugm.apply_batch([
                 UsageIncrease("root.a", "olga-1", {"m": 2}, OPS),
@@ -319,9 +324,6 @@ def test_a_busy_group_holds_back_only_its_users_items(start_ugm: Any) -> None:
         ugm.timeout = 20.0
         assert ugm.get_user_resources("olga") == {"m": 1}
         assert ugm.get_group_resources("ops") == {"m": 1}
-    finally:
-        dev._finish(64)
-    ugm.timeout = 20.0
     assert ugm.get_user_resources("sue") == {"m": 1}
     assert ugm.get_group_resources("dev") == {"m": 1}
     assert ugm.apply_batch([UsageDecrease("root.a", "olga-1", {"m": 1}, OPS, True),
