@@ -20,6 +20,25 @@ __all__ = ["get_logger", "configure_logging"]
 _STDLIB = logging.getLogger("quotactor")
 
 
+class _LibraryLogger(structlog.stdlib.BoundLogger):
+    """Drops a debug or info event before building it when the `quotactor` logger would.
+
+    `filter_by_level` drops it too, but only after the call has gathered and bound its
+    arguments (a few microseconds): a replay emits several such events per job, and nobody
+    reads them unless the host enabled them.
+    """
+
+    def debug(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        if not self.isEnabledFor(logging.DEBUG):
+            return None
+        return super().debug(event, *args, **kw)
+
+    def info(self, event: str | None = None, *args: Any, **kw: Any) -> Any:
+        if not self.isEnabledFor(logging.INFO):
+            return None
+        return super().info(event, *args, **kw)
+
+
 def get_logger(**context: Any) -> Any:
     """A bound structlog logger for library code, cheap when its level is disabled."""
     logger = structlog.wrap_logger(
@@ -30,7 +49,7 @@ def get_logger(**context: Any) -> Any:
             structlog.stdlib.add_log_level,
             structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
         ],
-        wrapper_class=structlog.stdlib.BoundLogger,
+        wrapper_class=_LibraryLogger,
     )
     return logger.bind(**context) if context else logger
 

@@ -16,7 +16,7 @@ from quotactor.core.identity import UserGroup
 from quotactor.core.resources import Resource
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.ask import MIN_PRIORITY, Ask
-from quotactor.scheduler.events import Event, EventLog
+from quotactor.scheduler.events import EventLog
 from quotactor.scheduler.gang import Gang, PlaceholderData
 from quotactor.scheduler.reasons import Wait
 from quotactor.scheduler.states import ApplicationState, Trigger, next_state
@@ -138,8 +138,9 @@ class Application:
         self.state_token += 1
         return self.state
 
-    def note(self, now: float, kind: str, message: str) -> None:
-        self.events.add(Event(now, kind, message))
+    def note(self, now: float, kind: str, message: object) -> None:
+        """Remember an event; `message` (text or a frozen value) is formatted when read."""
+        self.events.add(now, kind, message)
 
     # -- asks -----------------------------------------------------------------------------
 

@@ -30,18 +30,24 @@ class Event:
 
 
 class EventLog:
-    """The most recent events of one application; older ones fall off the front."""
+    """The most recent events of one application; older ones fall off the front.
+
+    A message is kept as given and turned into text only when the log is read: a replay
+    changes an application's reason to wait millions of times (each one an event), and
+    almost none of them is ever read, so formatting each when it happens cost a tenth of a
+    replay's CPU. What is kept must be immutable (text, or a frozen value such as `Wait`).
+    """
 
     __slots__ = ("_events",)
 
     def __init__(self, limit: int = DEFAULT_EVENT_LIMIT) -> None:
-        self._events: deque[Event] = deque(maxlen=limit)
+        self._events: deque[tuple[float, str, object]] = deque(maxlen=limit)
 
-    def add(self, event: Event) -> None:
-        self._events.append(event)
+    def add(self, time: float, kind: str, message: object) -> None:
+        self._events.append((time, kind, message))
 
     def __iter__(self) -> Iterator[Event]:
-        return iter(self._events)
+        return (Event(time, kind, str(message)) for time, kind, message in self._events)
 
     def __len__(self) -> int:
         return len(self._events)

@@ -114,7 +114,7 @@ class Partition:
         app.wait = wait
         self.backlog.moved_on(app)
         if wait is not None:
-            app.note(self.now(), "waiting", str(wait))
+            app.note(self.now(), "waiting", wait)
             if self.log.isEnabledFor(logging.INFO):  # a replay changes millions of reasons
                 self.log.info("scheduler.app_waiting", app=app.application_id, kind=wait.kind,
                               name=wait.name, queue=wait.queue_path, limit=wait.limit,

@@ -39,3 +39,30 @@ def test_rejections_refusals_and_state_changes_are_logged_with_context(start_sch
     assert ("a1", "Starting") in moves and ("bad", "Rejected") in moves
     waiting = next(e for e in logged if e["event"] == "scheduler.app_waiting")
     assert (waiting["app"], waiting["kind"], waiting["limit"]) == ("a2", "user", "applications")
+
+
+def test_levels_the_host_drops_build_no_event_and_reasons_read_as_text(start_scheduler,
+                                                                        caplog) -> None:
+    s = start_scheduler("""
+        partitions:
+          - name: default
+            placementrules: [{name: provided, create: true}]
+            queues:
+              - name: root
+                submitacl: '*'
+                limits: [{limit: sue, users: [sue], maxapplications: 1}]
+    """)
+    s.add_node("n1", {"vcore": 4000})
+    with caplog.at_level(logging.WARNING, logger="quotactor"):
+        s.submit("a1", SUE, queue="root.q", asks=[Ask("k", {"vcore": 1000})])
+        s.submit("a2", SUE, queue="root.q", asks=[Ask("k", {"vcore": 1000})])
+        s.schedule()
+    assert events_of(caplog) == [], "an info or debug event reached the host at WARNING"
+    with caplog.at_level(logging.DEBUG, logger="quotactor"):
+        s.submit("a3", SUE, queue="root.q", asks=[Ask("k", {"vcore": 1000})])
+        s.schedule()
+    assert any(e["event"] == "scheduler.app_submitted" for e in events_of(caplog))
+    waiting = [e for e in s.events("a2") if e.kind == "waiting"]
+    # kept as the reason itself, formatted only when read
+    assert waiting and all(isinstance(e.message, str) for e in waiting)
+    assert waiting[-1].message == str(s.application("a2").wait)
