@@ -164,9 +164,11 @@ class Queue:
 
     def over_max(self, resource: Resource) -> Queue | None:
         """The first queue, leaf to root, whose `resources.max` `resource` would break."""
-        for queue in self.lineage():
-            if not queue.admits(resource):
+        queue: Queue | None = self  # a loop, not `lineage()`: every attempt asks it
+        while queue is not None:
+            if queue.max_resources is not None and not queue.admits(resource):
                 return queue
+            queue = queue.parent
         return None
 
     def admits(self, resource: Resource) -> bool:
@@ -183,10 +185,12 @@ class Queue:
 
     def full_of_apps(self, application_id: str) -> Queue | None:
         """The first queue, leaf to root, whose `maxapplications` a new application would break."""
-        for queue in self.lineage():
+        queue: Queue | None = self  # a loop, not `lineage()`: every new application asks it
+        while queue is not None:
             if queue.max_applications and application_id not in queue.running \
                     and len(queue.running) >= queue.max_applications:
                 return queue
+            queue = queue.parent
         return None
 
     def add_allocated(self, delta: Resource) -> None:
