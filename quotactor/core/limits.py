@@ -75,6 +75,7 @@ class LimitTable:
         "_user_named",
         "_user_wild",
         "counts_applications",
+        "counts_group_applications",
         "entries",
     )
 
@@ -110,6 +111,11 @@ class LimitTable:
                                        for limits in frozen.values() for entry in limits)
         """Whether any user or group limit counts applications (else none ever refuses a
         new application for its count, and nobody need ask)."""
+        self.counts_group_applications = any(
+            entry.limit().max_applications and any(entry.groups)
+            for limits in frozen.values() for entry in limits)
+        """Whether a group limit counts applications (else a start changes no count but its
+        own user's, and what other users may start stays as it was)."""
         self._user_named = user_named
         self._user_wild = user_wild
         self._group_named = group_named

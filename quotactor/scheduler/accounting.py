@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from quotactor.core.identity import WILDCARD
+from quotactor.core.identity import WILDCARD, UserGroup
+from quotactor.core.limits import LimitTable
 from quotactor.core.resources import Resource
 from quotactor.scheduler.application import Application, BlockToken
 from quotactor.scheduler.backlog import Backlog
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["Accounting", "queue_apps_wait", "queue_max_wait"]
 
 _EMPTY = Resource()
+_MAX_ADMITTED = 65536
 class Accounting:
     """Charges and refunds an application's usage against its user, group and queues."""
 
@@ -51,6 +53,10 @@ class Accounting:
         """Applications whose reason to wait changed since a reader last took them (kept
         only once a reader asked, so a scheduler nobody reads this from keeps nothing)."""
         self.watch_waits = False
+        self._admitted: dict[str, set[tuple[str, UserGroup]]] = {}
+        """Per user, the (leaf, user) pairs whose application counts last admitted one more
+        (see `count_wait`), under the limit table `_admitted_under`."""
+        self._admitted_under: LimitTable | None = None
         self.backlog = Backlog(nodes, self.still_blocked, exhaustive=exhaustive)
         """The pending applications, indexed by what they wait on (`backlog.py`)."""
 
@@ -66,6 +72,8 @@ class Accounting:
         decision = self.ugm.decide_increase(app.queue_path, app.application_id, resource,
                                             app.user)
         if not decision.ok:
+            if newly:
+                self._count_rose(app)  # refused: perhaps for a count raised elsewhere
             if not enforce:
                 raise RuntimeError(f"recovery increase refused: {decision.refusal}")
             assert decision.refusal is not None  # a refused Decision always says why
@@ -81,6 +89,7 @@ class Accounting:
         if newly:
             queue.start_app(app.application_id)
             app.tracked = True
+            self._count_rose(app)
         return None
 
     def refund(self, app: Application, resource: Resource, remove_app: bool) -> None:
@@ -100,12 +109,42 @@ class Accounting:
 
     def count_wait(self, app: Application) -> Wait | None:
         """The user's or group's `maxApplications` that a new `app` would break, if any (a
-        read of the user group manager: YuniKorn's `CanRunApp`, with its reason)."""
-        if not self.ugm.limit_table.counts_applications:
+        read of the user group manager: YuniKorn's `CanRunApp`, with its reason).
+
+        An admission is remembered per leaf and user until a count it read can have risen:
+        a new application of that user started (of anyone, when a group limit counts
+        applications: a group, the shared `*` one too, spans users), or the limits changed.
+        Counts only rise at such a start, so until then the answer is the same; the
+        increase itself still enforces the count, so even a count raised behind this
+        partition's back (a host's own call to the user group manager) is never broken."""
+        table = self.ugm.limit_table
+        if not table.counts_applications:
+            return None
+        if table is not self._admitted_under:
+            self._admitted.clear()
+            self._admitted_under = table
+        user = app.user
+        admitted = self._admitted.get(user.user)
+        key = (app.queue_path, user)
+        if admitted is not None and key in admitted:
             return None
         self.calls += 1
-        refusal = self.ugm.app_refusal(app.queue_path, app.application_id, app.user)
-        return None if refusal is None else Wait.from_refusal(refusal, "")
+        refusal = self.ugm.app_refusal(app.queue_path, app.application_id, user)
+        if refusal is not None:
+            return Wait.from_refusal(refusal, "")
+        if admitted is None:
+            if len(self._admitted) >= _MAX_ADMITTED:
+                self._admitted.clear()  # a live scheduler may see ever new users
+            admitted = self._admitted[user.user] = set()
+        admitted.add(key)
+        return None
+
+    def _count_rose(self, app: Application) -> None:
+        """`app` now counts as running: forget the admissions its counts may no longer give."""
+        if self.ugm.limit_table.counts_group_applications:
+            self._admitted.clear()
+        else:
+            self._admitted.pop(app.user.user, None)
 
     def untrack(self, app: Application) -> None:
         """End an application that counts as running but holds nothing (its asks went away)."""

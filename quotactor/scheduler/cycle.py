@@ -61,8 +61,6 @@ class Cycle:
         self._limit_wait: dict[str, Wait] = {}
         self._no_room: dict[Resource, str] = {}
         self._no_new_apps: dict[tuple[str, UserGroup], Wait] = {}
-        self._may_start: set[tuple[str, UserGroup]] = set()
-        """(leaf, user) known to have room for one more application since the last start."""
 
     def run(self) -> list[Allocation]:
         self.p.backlog.unpark(self.p.fresh.values())
@@ -340,8 +338,6 @@ class Cycle:
                 continue
             result = self._try(leaf, app, pending)
             if isinstance(result, Allocation):
-                if newly:
-                    self._may_start.clear()  # a count moved: ask again before the next start
                 self.p.set_wait(app, first)
                 return result
             pending.wait = result
@@ -388,17 +384,16 @@ class Cycle:
         return result
 
     def _app_count_wait(self, leaf: Queue, app: Application) -> Wait | None:
-        """The user's or group's `maxApplications` that a new `app` would break, if any: asked
-        of the user group manager once per user and leaf until the next start (a count only
-        grows during a cycle, so a refusal holds to its end)."""
+        """The user's or group's `maxApplications` that a new `app` would break, if any: a
+        refusal is asked of the user group manager once per user and leaf in a cycle (a
+        count only grows during a cycle, so it holds to its end); an admission is
+        remembered by `Accounting.count_wait` until a count it read rises."""
         key = (leaf.path, app.user)
         known = self._no_new_apps.get(key)
-        if known is not None or key in self._may_start:
+        if known is not None:
             return known
         wait = self.p.accounting.count_wait(app)
-        if wait is None:
-            self._may_start.add(key)
-        else:
+        if wait is not None:
             self._no_new_apps[key] = wait
         return wait
 

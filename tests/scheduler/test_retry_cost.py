@@ -8,8 +8,11 @@ they wait in a line and a release looks at the head of it only.
 
 from __future__ import annotations
 
+import pytest
+
 from quotactor import UserGroup
 from quotactor.scheduler import Ask
+from quotactor.scheduler.accounting import Accounting
 
 CONFIG = """
 partitions:
@@ -248,11 +251,24 @@ def test_without_any_application_count_nobody_asks_for_one(start_scheduler) -> N
     assert counts["app_refusal"] == 1 and s.why_pending("late").limit == "applications"
 
 
-def test_the_end_of_a_cycle_asks_counts_only_of_what_it_offers(start_scheduler,
-                                                                clock) -> None:
+def _asked(monkeypatch) -> list[str]:
+    """The new applications whose counts a cycle asks about (remembered or read)."""
+    asked: list[str] = []
+    original = Accounting.count_wait
+
+    def spy(self, app):
+        asked.append(app.application_id)
+        return original(self, app)
+
+    monkeypatch.setattr(Accounting, "count_wait", spy)
+    return asked
+
+
+def test_the_end_of_a_cycle_asks_counts_only_of_what_it_offers(start_scheduler, clock,
+                                                                monkeypatch) -> None:
     """The end of a cycle asks a new application's counts only before it offers it a
     reservation or preemption: a backlog that fits no node and is not offered anything (too
-    fresh to reserve, then every node reserved) costs no read per cycle."""
+    fresh to reserve, then every node reserved) costs no question per cycle."""
     s = start_scheduler(CONFIG)
     s.add_node("n1", {"vcore": 4000})
     s.submit("first", SUE, queue="root.work", asks=[Ask("f", {"vcore": 4000})])
@@ -260,14 +276,117 @@ def test_the_end_of_a_cycle_asks_counts_only_of_what_it_offers(start_scheduler,
         s.submit(f"w{i}", UserGroup(f"u{i}"), queue="root.work",
                  asks=[Ask("k", {"vcore": 4000})])
     s.schedule()
-    counts = _counting(s)
+    asked = _asked(monkeypatch)
     clock.advance(1)  # nothing moved, and too early to reserve
     s.schedule()
-    assert counts["app_refusal"] == 0
+    assert asked == []
     clock.advance(2)  # the first in the walk's order is asked, then reserves the only node
     s.schedule()
-    assert counts["app_refusal"] == 1
+    assert asked == ["w0"]
     assert s.application_view("w0")["reservations"] == ["n1|k"]
     clock.advance(1)
     s.schedule()  # every node reserved, nothing may preempt: nothing else is offered
-    assert counts["app_refusal"] == 1
+    assert asked == ["w0"]
+
+
+GROUP_COUNT = """
+partitions:
+  - name: default
+    placementrules:
+      - name: provided
+    queues:
+      - name: root
+        submitacl: '*'
+        queues:
+          - name: work
+            limits:
+              - limit: two each
+                users: ["*"]
+                maxapplications: 2
+              - limit: three for dev
+                groups: [dev]
+                maxapplications: 3
+"""
+
+
+def _waiting_for_room(s, app_id: str, user: UserGroup) -> None:
+    s.submit(app_id, user, queue="root.work", asks=[Ask("k", {"vcore": 4000})])
+
+
+def test_an_admission_is_read_once_until_a_count_it_read_rises(start_scheduler) -> None:
+    """A new application tried in full at every release (jobs of its size ahead of it
+    take each room first, then its queue can place nothing) has its user's count, which
+    admits it, read once: not again until that user starts an application or the limits
+    change. Without the memory, each release cost two reads (the one who starts, and it)."""
+    s = start_scheduler(CONFIG)
+    s.add_node("n1", {"vcore": 5000})
+    s.submit("holder", UserGroup("bob"), queue="root.work", asks=[Ask("h", {"vcore": 4000})])
+    s.schedule()
+    counts = _counting(s)
+    for i in range(5):
+        _waiting_for_room(s, f"a{i}", UserGroup(f"y{i}"))
+    _waiting_for_room(s, "big", SUE)
+    s.schedule()
+    assert counts["app_refusal"] == 6 and s.why_pending("big").kind == "node"
+    running = "holder"
+    for i in range(5):
+        s.remove_application(running)
+        assert [a.application_id for a in s.schedule()] == [f"a{i}"]
+        running = f"a{i}"
+    assert counts["app_refusal"] == 6, "an admission was read again with no count risen"
+    assert s.why_pending("big").kind == "node"
+    s.submit("sues", SUE, queue="root.work", asks=[Ask("s", ONE)])
+    assert [a.application_id for a in s.schedule()] == ["sues"]
+    assert counts["app_refusal"] == 6, "sue's admission in this leaf is remembered"
+    s.remove_application(running)
+    assert [a.application_id for a in s.schedule()] == ["big"]
+    assert counts["app_refusal"] == 7, "sue started an application: her count is read again"
+    _waiting_for_room(s, "zed", UserGroup("zed"))
+    s.schedule()
+    assert counts["app_refusal"] == 8 and s.why_pending("zed").kind == "node"
+    s.update_config(CONFIG.replace("maxapplications: 2", "maxapplications: 3"))
+    s.schedule()
+    assert counts["app_refusal"] == 9, "new limits: a remembered admission is read again"
+
+
+def test_a_count_raised_behind_the_schedulers_back_is_still_enforced(start_scheduler) -> None:
+    """An admission remembered by the scheduler, then the user's count filled by the host's
+    own call to the user group manager: the increase itself refuses, the application waits
+    for the count, and the limit is never exceeded."""
+    s = start_scheduler(CONFIG)
+    s.add_node("n1", {"vcore": 4000})
+    s.submit("holder", UserGroup("bob"), queue="root.work", asks=[Ask("h", {"vcore": 4000})])
+    s.schedule()
+    _waiting_for_room(s, "big", SUE)
+    s.schedule()
+    assert s.why_pending("big").kind == "node"
+    ugm = s.ugm()
+    for outside in ("o1", "o2"):  # sue's two applications, tracked outside the scheduler
+        assert ugm.increase_tracked_resource("root.work", outside, ONE, SUE)
+    s.remove_application("holder")
+    assert s.schedule() == []
+    assert not s.application("big").running
+    wait = s.why_pending("big")
+    assert (wait.kind, wait.name, wait.limit) == ("user", "sue", "applications")
+
+
+@pytest.mark.parametrize(("config", "reads"), [(CONFIG, 2), (GROUP_COUNT, 3)],
+                         ids=["user counts only", "a group count"])
+def test_a_start_forgets_the_admissions_its_counts_gave(start_scheduler, config,
+                                                        reads) -> None:
+    """Another user's start moves no count of sue's unless a group limit counts
+    applications (a group spans users): then every admission is read again."""
+    s = start_scheduler(config)
+    s.add_node("n1", {"vcore": 4000})
+    s.submit("holder", UserGroup("zed"), queue="root.work", asks=[Ask("h", {"vcore": 3000})])
+    s.schedule()
+    counts = _counting(s)
+    _waiting_for_room(s, "big", SUE)
+    s.schedule()
+    s.submit("amy", UserGroup("amy", ("dev",)), queue="root.work", asks=[Ask("a", ONE)])
+    assert [a.application_id for a in s.schedule()] == ["amy"]
+    assert counts["app_refusal"] == 2
+    s.remove_application("amy")
+    s.remove_application("holder")
+    assert [a.application_id for a in s.schedule()] == ["big"]
+    assert counts["app_refusal"] == reads
