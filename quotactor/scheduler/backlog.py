@@ -13,7 +13,11 @@ applications too, and most of a long backlog has nothing to offer it: an applica
 every ask waits for a queue's `maxapplications`, for a user or group limit whose counter has
 not moved, or for a queue's maximum where no preemption can help, would be passed over. Such
 an application is *settled* when it is parked and screened again only once it is woken or
-changes (`screened`), so that step also costs what changed, not the backlog.
+changes (`screened`), so that step also costs what changed, not the backlog. When it can offer
+nothing in a leaf (every node reserved, no preemption possible there), it only brings up to
+date the reasons of applications a user's or group's resource limit holds (`limit_held`, an
+index kept as reasons change), so a full cluster's backlog of jobs waiting for room costs
+nothing per cycle.
 
 New applications held back by a user's or group's `maxApplications` wait in *lines*: one per
 counter, leaf, reason and user, in the leaf's order. A new application is asked about its
@@ -84,6 +88,9 @@ class Backlog:
         self._ready: defaultdict[str, dict[str, Application]] = defaultdict(dict)
         self._active: defaultdict[str, dict[str, Application]] = defaultdict(dict)
         """Per leaf, the pending applications that are not settled (see `screened`)."""
+        self._limit_held: defaultdict[str, dict[str, Application]] = defaultdict(dict)
+        """Per leaf, the applications whose reason is a user's or group's resource limit
+        (kept by `reason_changed`; see `limit_held`)."""
         self._epoch_seen = nodes.epoch
         self._shapes: dict[str, Resource] = {}
         self._room_shapes: dict[str, dict[str, Resource]] = {}
@@ -153,6 +160,41 @@ class Backlog:
         if len(kept) < len(active):
             self._active[leaf.path] = {app.application_id: app for app in kept}
         return kept
+
+    def limit_held(self, leaf: Queue) -> list[Application]:
+        """The applications of `leaf` that the end of a cycle must look at when it can offer
+        nothing there (every node reserved, no preemption possible): those a user's or group
+        limit holds whose counter may have moved, for their reason to be brought up to date.
+        Not settled, as `screened`, but found without a pass over the others (at a full
+        cluster, most of a long backlog waits for room, and none of it needs a look): all
+        pending ones in the reference mode."""
+        if self.exhaustive:
+            return self.screened(leaf)
+        pending = leaf.pending_apps
+        active = self._active.get(leaf.path)
+        if active is not None and len(active) > len(pending):
+            self.screened(leaf)  # forgets those no longer pending, as every cycle used to
+            active = self._active.get(leaf.path)
+        held = self._limit_held.get(leaf.path)
+        if not held or not active:
+            return []
+        found = []
+        for app_id, app in list(held.items()):
+            if pending.get(app_id) is not app:
+                del held[app_id]  # placed or removed since
+            elif app_id in active:
+                found.append(app)
+        return found
+
+    def reason_changed(self, app: Application) -> None:
+        """`app.wait` changed: keep the limit-held index, and move its line on (`moved_on`)."""
+        wait = app.wait
+        held = self._limit_held[app.queue_path]
+        if wait is not None and wait.kind in ("user", "group") and wait.limit == "resources":
+            held[app.application_id] = app
+        else:
+            held.pop(app.application_id, None)
+        self.moved_on(app)
 
     def _settled(self, app: Application) -> bool:
         """Whether the end of a cycle would pass `app` over until one of its counters moves:

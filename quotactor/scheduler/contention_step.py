@@ -135,10 +135,11 @@ def _waiting(p: PartitionContext, can_reserve: bool,
                 priority[queue.path] = (False, own + value)
         if queue.children:
             continue
-        screened = p.backlog.screened(queue)  # also forgets those no longer pending
+        offer = can_reserve or (can_preempt and guaranteed[queue.path])
+        # also forgets those no longer pending
+        screened = p.backlog.screened(queue) if offer else p.backlog.limit_held(queue)
         if not screened:
             continue
-        offer = can_reserve or (can_preempt and guaranteed[queue.path])
         fixed, value = priority[queue.path]
         for app in screened:
             if not offer:

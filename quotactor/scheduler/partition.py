@@ -112,7 +112,7 @@ class Partition:
         if self.accounting.watch_waits:  # a reader (the replay) takes the changed ones
             self.accounting.changed_waits[app.application_id] = app
         app.wait = wait
-        self.backlog.moved_on(app)
+        self.backlog.reason_changed(app)
         if wait is not None:
             app.note(self.now(), "waiting", wait)
             if self.log.isEnabledFor(logging.INFO):  # a replay changes millions of reasons

@@ -3,7 +3,8 @@
 After the walk, each cycle screens the pending applications for reservation, preemption and
 reasons gone stale. An application whose every ask waits for an applications limit (or a
 user or group limit whose counter has not moved) has nothing to offer that step; it is
-settled when parked and screened again only once woken. The reference mode
+settled when parked and screened again only once woken; with every node reserved and no
+preemption possible, only those a user or group limit holds are looked at. The reference mode
 (`SchedulerOptions.exhaustive_retries`) screens everything, as before, and must decide the
 same.
 """
@@ -158,3 +159,61 @@ def test_under_a_guarantee_a_queue_maximum_backlog_is_screened(start_scheduler,
     """Where preemption may act, the end of a cycle still offers them to it."""
     guarantee = '\n              guaranteed: {vcore: "1"}'
     assert sum(_capped_backlog(start_scheduler, monkeypatch, 20, guarantee)) == 20
+
+
+ROOM = """
+partitions:
+  - name: default
+    placementrules:
+      - name: provided
+    queues:
+      - name: root
+        submitacl: '*'
+        queues:
+          - name: work
+"""
+
+
+def _handed(monkeypatch) -> list[int]:
+    """How many applications the end of each cycle looks at (`screened` where it may offer
+    something, `limit_held` where it may not)."""
+    sizes: list[int] = []
+    for name in ("screened", "limit_held"):
+        original = getattr(Backlog, name)
+
+        def spy(self, leaf, original=original):
+            found = original(self, leaf)
+            sizes.append(len(found))
+            return found
+
+        monkeypatch.setattr(Backlog, name, spy)
+    return sizes
+
+
+@pytest.mark.parametrize("exhaustive", [False, True], ids=["indexed", "reference"])
+def test_with_every_node_reserved_no_job_waiting_for_room_is_looked_at(
+        start_scheduler, clock, monkeypatch, exhaustive: bool) -> None:
+    """Once every node is reserved and nothing may preempt, the end of a cycle can offer
+    nothing to a job waiting for room, so a full cluster's backlog costs nothing per cycle
+    (the reference mode still looks at every pending job)."""
+    s = start_scheduler(ROOM, options=SchedulerOptions(exhaustive_retries=exhaustive))
+    s.add_node("n1", {"vcore": 4000})
+    s.submit("holder", UserGroup("bob"), queue="root.work", asks=[Ask("h", {"vcore": 3000})])
+    for i in range(200):
+        s.submit(f"big-{i}", UserGroup(f"u{i}"), queue="root.work",
+                 asks=[Ask("k", {"vcore": 4000})])
+    s.schedule()
+    clock.advance(5)
+    s.schedule()
+    assert s.application_view("big-0")["reservations"] == ["n1|k"]
+    sizes = _handed(monkeypatch)
+    for i in range(50):  # new jobs keep coming: a cycle each, and the node stays reserved
+        s.submit(f"small-{i}", UserGroup("amy"), queue="root.work", asks=[Ask("s", ONE)])
+        clock.advance(1)
+        assert s.schedule() == []
+    if exhaustive:
+        assert min(sizes) >= 200
+    else:
+        assert sum(sizes) == 0, "jobs waiting for room were looked at with nothing to offer"
+    assert s.why_pending("big-199").kind == "node"
+    assert s.why_pending("small-49").kind == "node"
