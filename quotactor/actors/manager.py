@@ -274,16 +274,18 @@ class ManagerActor(Actor[ManagerMessage]):
                     # `routed` first, then the links (see `quotactor.actors.known`).
                     user = users.get(name) or self._user(name)
                     user.routed += 1
-                    group_ref = None
+                    group_ref = group_state = None
                     if group is not None:
                         group_ref = groups.get(group) or self._group(group)
                         group_ref.routed += 1
+                        group_state = group_ref.state
                     if app_links is None:
                         app_links = links[name] = {}
                     app_links[app] = group
                     owners[app] = name
                     routed.append((user, new(UserIncrease, (
-                        position, parts, app, usage, group, group_ref, table))))
+                        position, parts, app, usage, group, group_ref, table, user.state,
+                        group_state))))
                     continue
                 parts, app, usage, who, remove_app = item
                 name = who.user
@@ -302,11 +304,13 @@ class ManagerActor(Actor[ManagerMessage]):
                         del owners[app]
                 group_ref = groups.get(group) if group is not None else None
                 if group_ref is None:
-                    group = None
+                    group = group_state = None
                 else:
                     group_ref.routed += 1
+                    group_state = group_ref.state
                 routed.append((known, new(UserDecrease, (
-                    position, parts, app, usage, remove_app, group, group_ref))))
+                    position, parts, app, usage, group, group_ref, remove_app, known.state,
+                    group_state))))
             except Exception as exc:
                 refused.append((position, exc))
         return Routing(routed, refused)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Final, Literal
 
+from quotactor.core.decision import ACCEPTED, Decision
 from quotactor.core.journal import Journal
 from quotactor.core.limits import Limit, LimitTable
 from quotactor.core.queue_path import ROOT, ancestors
@@ -21,8 +22,9 @@ from quotactor.core.queue_tracker import QueueNode, Refusal
 from quotactor.core.resources import Resource
 
 __all__ = [
-    "APPLIED", "GROUP_UNTRACKED", "UNTRACKED", "GroupTrackerState", "TrackerState",
-    "UserTrackerState", "decrease_both", "increase_both", "new_state",
+    "APPLIED", "FAILED", "GROUP_UNTRACKED", "REFUSED", "UNTRACKED", "GroupTrackerState",
+    "TrackerState", "UserTrackerState", "decide_held", "decrease_both", "increase_both",
+    "new_state",
 ]
 
 
@@ -214,6 +216,50 @@ def decrease_both(
     except BaseException:
         journal.rollback()
         raise
+
+
+REFUSED: Final = 3
+"""`decide_held`'s note for an increase refused by a limit (its `Refusal` beside it)."""
+FAILED: Final = 4
+"""... for an item whose step raised (nothing of it changed; the exception beside it)."""
+
+
+def decide_held(
+    items: list[Any], increase: type, results: list[Any]
+) -> list[tuple[int, int, Any]]:
+    """Decide a batch's held items in order, each by `increase_both` or `decrease_both`,
+    writing each increase's `Decision` at its position in `results`; a note (index in
+    `items`, kind, detail) for each item that is not simply applied: `REFUSED` (the
+    `Refusal`), `UNTRACKED` or `GROUP_UNTRACKED` (a decrease that changed nothing or nothing
+    of the group's) and `FAILED` (the exception: each item is atomic, so a failed one changed
+    nothing, and the next ones are still decided).
+
+    `items` are (opaque, message) pairs; a message of type `increase` is laid out
+    (position, parts, app, usage, group name, -, table, user state, group state or None), any
+    other (position, parts, app, usage, -, -, remove_app, user state, group state or None):
+    the routed messages of `quotactor.actors.messages`, whose user and group the caller holds.
+    One compiled loop for the whole batch: the per-item work of the interpreter is gone.
+    """
+    notes: list[tuple[int, int, Any]] = []
+    index = -1
+    for pair in items:
+        index += 1
+        msg: tuple[Any, ...] = pair[1]
+        try:
+            if type(msg) is increase:
+                refusal = increase_both(msg[7], msg[8], msg[6], msg[1], msg[2], msg[3], msg[4])
+                if refusal is None:
+                    results[msg[0]] = ACCEPTED
+                else:
+                    results[msg[0]] = Decision(False, refusal)
+                    notes.append((index, REFUSED, refusal))
+            else:
+                outcome = decrease_both(msg[7], msg[8], msg[1], msg[2], msg[3], msg[6])
+                if outcome != APPLIED:
+                    notes.append((index, outcome, None))
+        except Exception as exc:  # nothing of the item changed
+            notes.append((index, FAILED, exc))
+    return notes
 
 
 def _increase(
