@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import operator
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import compress
 from operator import itemgetter
@@ -57,8 +56,7 @@ def deliver_batch(
 ) -> Exception | None:
     """Decide every routed item, writing each answer at its position in `results`; the first
     item's failure, if any (every item is decided all the same)."""
-    counts = Counter(map(_TRACKER, routed))  # items per user tracker, in first-seen order
-    users = list(counts)
+    users = list(dict.fromkeys(map(_TRACKER, routed)))
     failures: list[Exception] = []
     busy: dict[UserTrackerActor, list[UserChange]] = {}
 
@@ -75,8 +73,8 @@ def deliver_batch(
         named = dict.fromkeys(map(_GROUP_REF, map(_MESSAGE, mine)))
         named.pop(None, None)
         groups: list[GroupTrackerActor] = list(named)  # None popped
-        later = holding(groups, lambda gheld: _decide_held(mine, mine_users, counts, groups,
-                                                           gheld, results, failures))
+        later = holding(groups, lambda gheld: _decide_held(mine, groups, gheld, results,
+                                                           failures))
         if later:
             shares = list(later.items())
             for (_, changes), answers in zip(shares, decide(shares, deadline), strict=True):
@@ -103,9 +101,8 @@ def _settle(changes: Sequence[UserChange], answers: Sequence[Result], results: l
 
 
 def _decide_held(
-    mine: Sequence[Routed], users: list[UserTrackerActor], counts: Counter[UserTrackerActor],
-    groups: list[GroupTrackerActor], gheld: list[int], results: list[Result],
-    failures: list[Exception],
+    mine: Sequence[Routed], groups: list[GroupTrackerActor], gheld: list[int],
+    results: list[Result], failures: list[Exception],
 ) -> dict[UserTrackerActor, list[UserChange]]:
     """Decide the items of the held `users` (those of `mine`) whose groups are all held, in
     one compiled core call (`decide_held`); the others' items, by user, for `decide` once the
@@ -118,9 +115,10 @@ def _decide_held(
         others, mine = _split(mine, blocked.__contains__)
         for ref, msg in others:
             later.setdefault(ref, []).append(msg)
-        groups = [groups[i] for i in gheld]
-        users = [ref for ref in users if ref not in blocked]
-    notes = decide_held(mine, UserIncrease, results)  # type: ignore[arg-type]  # a list
+    if not mine:
+        return later
+    # the manager's `idle` set (every tracker holds it): where the trackers left idle go
+    notes = decide_held(mine, UserIncrease, results, mine[0][0].idle)  # type: ignore[arg-type]
     for index, kind, detail in notes:  # refusals, decreases that changed nothing, failures
         tracker, msg = mine[index]
         state = tracker.state
@@ -134,7 +132,6 @@ def _decide_held(
             failures.append(detail)
         else:
             _ignored(state, msg.group_state, msg, kind)  # type: ignore[arg-type]  # a decrease
-    _settle_counts(mine, users, counts, groups)
     return later
 
 
@@ -158,27 +155,6 @@ def _ignored(state: UserTrackerState, group: GroupTrackerState | None, msg: User
                     queue=".".join(msg.parts),
                     reason="queue not tracked" if msg.app in state.app_groups
                     else "unknown application")
-
-
-def _settle_counts(mine: Sequence[Routed], users: list[UserTrackerActor],
-                   counts: Counter[UserTrackerActor], groups: list[GroupTrackerActor]) -> None:
-    """Count the held items handled (each user's `counts`, every one of its items decided
-    here; the groups' counted from `mine`), then record the held trackers left empty with
-    nothing else routed to them as idle (see `ManagerActor`): no report, each adds itself to
-    the manager's `idle` set, and the manager retires them when it needs to. After the
-    decisions: were the loop to end early, its trackers would never look idle (kept, never
-    retired wrongly)."""
-    per_group = Counter(map(_GROUP_REF, map(_MESSAGE, mine)))
-    for ref in groups:
-        handled = ref.handled = ref.handled + per_group[ref]
-        if ref.routed == handled and ref.state.is_empty():
-            ref.idle_at = handled
-            ref.idle.add(ref)
-    for tracker in users:
-        handled = tracker.handled = tracker.handled + counts[tracker]
-        if tracker.routed == handled and tracker.state.is_empty():
-            tracker.idle_at = handled
-            tracker.idle.add(tracker)
 
 
 def _left(deadline: float) -> float:

@@ -29,15 +29,25 @@ __all__ = [
 
 
 class TrackerState:
-    """What user and group trackers share: a name, a queue tree, and its emptiness."""
+    """What user and group trackers share: a name, a queue tree, and its emptiness; and the
+    counts the actors' lazy retirement reads (see `quotactor.actors.manager`): `routed`, the
+    operations routed to the tracker (written by the manager's route only), `handled`, those
+    it has handled, and `idle_at`, the `handled` count at which a routed operation last left
+    it empty with nothing else routed to it (both written only by the thread holding the
+    tracker's claim). Plain counts kept here, on the state the compiled route and the
+    compiled batch decisions already hold, so that they update them without reaching for an
+    actor."""
 
-    __slots__ = ("name", "root")
+    __slots__ = ("handled", "idle_at", "name", "root", "routed")
 
     kind: ClassVar[Literal["user", "group"]]
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.root = QueueNode(ROOT)
+        self.routed = 0
+        self.handled = 0
+        self.idle_at = -1
 
     def is_empty(self) -> bool:
         """No usage and no running application: the tracker can be retired."""
@@ -225,7 +235,7 @@ FAILED: Final = 4
 
 
 def decide_held(
-    items: list[Any], increase: type, results: list[Any]
+    items: list[Any], increase: type, results: list[Any], idle: set[Any]
 ) -> list[tuple[int, int, Any]]:
     """Decide a batch's held items in order, each by `increase_both` or `decrease_both`,
     writing each increase's `Decision` at its position in `results`; a note (index in
@@ -234,31 +244,52 @@ def decide_held(
     of the group's) and `FAILED` (the exception: each item is atomic, so a failed one changed
     nothing, and the next ones are still decided).
 
-    `items` are (opaque, message) pairs; a message of type `increase` is laid out
-    (position, parts, app, usage, group name, -, table, user state, group state or None), any
-    other (position, parts, app, usage, -, -, remove_app, user state, group state or None):
-    the routed messages of `quotactor.actors.messages`, whose user and group the caller holds.
-    One compiled loop for the whole batch: the per-item work of the interpreter is gone.
+    `items` are (user tracker, message) pairs; a message of type `increase` is laid out
+    (position, parts, app, usage, group name, group tracker, table, user state, group state),
+    any other (position, parts, app, usage, -, group tracker, remove_app, user state, group
+    state), the group's fields None for no group: the routed messages of
+    `quotactor.actors.messages`, whose user and group trackers the caller holds. The trackers
+    are opaque here: counted (`handled`, on their states) as each item is decided, and those
+    left idle (empty, every routed operation handled) are recorded (`idle_at`) and added to
+    `idle`, as their handlers would. One compiled loop for the whole batch.
     """
     notes: list[tuple[int, int, Any]] = []
     index = -1
     for pair in items:
         index += 1
         msg: tuple[Any, ...] = pair[1]
+        user: UserTrackerState = msg[7]
+        group: GroupTrackerState | None = msg[8]
         try:
             if type(msg) is increase:
-                refusal = increase_both(msg[7], msg[8], msg[6], msg[1], msg[2], msg[3], msg[4])
+                refusal = increase_both(user, group, msg[6], msg[1], msg[2], msg[3], msg[4])
                 if refusal is None:
                     results[msg[0]] = ACCEPTED
                 else:
                     results[msg[0]] = Decision(False, refusal)
                     notes.append((index, REFUSED, refusal))
             else:
-                outcome = decrease_both(msg[7], msg[8], msg[1], msg[2], msg[3], msg[6])
+                outcome = decrease_both(user, group, msg[1], msg[2], msg[3], msg[6])
                 if outcome != APPLIED:
                     notes.append((index, outcome, None))
         except Exception as exc:  # nothing of the item changed
             notes.append((index, FAILED, exc))
+        user.handled += 1
+        if group is not None:
+            group.handled += 1
+    for pair in items:  # after every item: a tracker is idle only once all its items are
+        msg = pair[1]
+        user = msg[7]
+        handled = user.handled
+        if user.idle_at != handled and user.routed == handled and user.is_empty():
+            user.idle_at = handled
+            idle.add(pair[0])
+        group = msg[8]
+        if group is not None:
+            handled = group.handled
+            if group.idle_at != handled and group.routed == handled and group.is_empty():
+                group.idle_at = handled
+                idle.add(msg[5])
     return notes
 
 
