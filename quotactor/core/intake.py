@@ -44,7 +44,8 @@ def intake(changes: Iterable[object]) -> list[Increase | Decrease]:
                 app = _app(change.application_id)
                 res = of(change.usage)
                 user = _user(change.user)
-                if res.has_negative():
+                values = res._values  # `Resource.has_negative`, without a Python-level call
+                if values and min(values.values()) < 0:
                     raise InvalidRequest(f"a decrease cannot carry negative quantities: {res}")
                 items.append((parts, app, res, user, bool(change.remove_app)))
             else:

@@ -18,7 +18,7 @@ from quotactor.core.decision import ACCEPTED, Decision
 from quotactor.core.journal import Journal
 from quotactor.core.limits import Limit, LimitTable
 from quotactor.core.queue_path import ROOT, ancestors
-from quotactor.core.queue_tracker import QueueNode, Refusal
+from quotactor.core.queue_tracker import QueueNode, Refusal, positive
 from quotactor.core.resources import Resource
 
 __all__ = [
@@ -57,10 +57,14 @@ class TrackerState:
         raise NotImplementedError
 
     def check_increase(
-        self, table: LimitTable, parts: tuple[str, ...], app: str, usage: Resource
+        self, table: LimitTable, parts: tuple[str, ...], app: str, usage: Resource,
+        paths: list[str] | None = None, added: dict[str, int] | None = None,
     ) -> Refusal | None:
+        """The first limit this increase would break, or None; `paths` (`ancestors(parts)`)
+        and `added` (`positive(usage)`) when the caller has them already."""
         return self.root.check_increase(
-            parts, ancestors(parts), app, usage, self.limit_lookup(table), self.kind, self.name
+            parts, ancestors(parts) if paths is None else paths, app, usage,
+            self.limit_lookup(table), self.kind, self.name, added,
         )
 
     def headroom(self, table: LimitTable, parts: tuple[str, ...]) -> dict[str, int] | None:
@@ -183,13 +187,15 @@ def increase_both(
     What a user tracker asking its group comes to when one thread holds both (a batch, see
     `quotactor.actors.batch`); here, compiled with the rest of the core, for its cost.
     """
-    refusal = user.check_increase(table, parts, app, usage)
+    paths = ancestors(parts)
+    added = positive(usage)  # both sides check the same quantities on the same paths
+    refusal = user.check_increase(table, parts, app, usage, paths, added)
     if refusal is not None:
         return refusal
     if group is None:
         user.increase(parts, app, usage, group_name)
         return None
-    refusal = group.check_increase(table, parts, app, usage)
+    refusal = group.check_increase(table, parts, app, usage, paths, added)
     if refusal is not None:
         return refusal
     journal = Journal()
