@@ -94,8 +94,8 @@ class QueueNode:
         """
         existing = self.walk_existing(parts)
         depth = len(parts)
-        if added is None:
-            added = positive(usage)
+        if added is None:  # inline (as `positive`): the reference model's path, unchanged
+            added = {n: q for n, q in usage.items() if q > 0}
         for i, path in enumerate(paths):
             limit = limit_at(path)
             if limit is None:
