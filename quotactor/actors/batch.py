@@ -48,7 +48,8 @@ Routed = tuple[UserTrackerActor, UserChange]
 
 _TRACKER, _MESSAGE, _GROUP_REF = itemgetter(0), itemgetter(1), itemgetter(5)
 """A routed item's user tracker and message, a message's group tracker (both kinds: index 5):
-C-level getters, so that sorting a batch's items by tracker runs no bytecode per item."""
+C-level getters, so that grouping and splitting a batch's items by tracker runs no bytecode
+per item."""
 
 
 def deliver_batch(
@@ -104,9 +105,9 @@ def _decide_held(
     mine: Sequence[Routed], groups: list[GroupTrackerActor], gheld: list[int],
     results: list[Result], failures: list[Exception],
 ) -> dict[UserTrackerActor, list[UserChange]]:
-    """Decide the items of the held `users` (those of `mine`) whose groups are all held, in
-    one compiled core call (`decide_held`); the others' items, by user, for `decide` once the
-    groups are released."""
+    """Decide the items of `mine` (their user trackers held) whose groups are all held, in one
+    compiled core call (`decide_held`, which also counts them handled and marks the trackers
+    they leave idle); the others' items, by user, for `decide` once the groups are released."""
     later: dict[UserTrackerActor, list[UserChange]] = {}
     if len(gheld) < len(groups):
         busy_groups = set(groups).difference([groups[i] for i in gheld])
