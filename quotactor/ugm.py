@@ -25,8 +25,6 @@ from quotactor.actors.config import ApplyConfig, ConfigActor
 from quotactor.actors.known import NOT_KNOWN, apply_known
 from quotactor.actors.manager import Applied, ManagerActor, ReadPlan, SnapshotPlan
 from quotactor.actors.messages import (
-    Decrease,
-    Increase,
     Kind,
     PlanRead,
     PlanSnapshot,
@@ -60,6 +58,7 @@ from quotactor.core.errors import (
     QuotactorError,
 )
 from quotactor.core.identity import UserGroup
+from quotactor.core.intake import Decrease, Increase, intake
 from quotactor.core.limits import EMPTY_TABLE, LimitTable
 from quotactor.core.queue_path import parse_queue_path
 from quotactor.core.queue_tracker import Refusal, merge_headroom
@@ -70,7 +69,6 @@ from quotactor.metrics import Metrics
 __all__ = ["UserGroupManager"]
 
 DEFAULT_TIMEOUT = 30.0
-_CHANGES = (UsageIncrease, UsageDecrease)
 T = TypeVar("T")
 
 
@@ -265,29 +263,7 @@ class UserGroupManager:
         applied in the given order. Every item is validated first: one bad item raises
         `InvalidRequest` and nothing is applied.
         """
-        items: list[Increase | Decrease] = []
-        of = Resource.of
-        try:  # the single calls' checks, inline: one pass, no call per check
-            for change in changes:
-                if not isinstance(change, _CHANGES):
-                    raise InvalidRequest(f"not a usage change: {change!r}")
-                parts = parse_queue_path(change.queue_path)
-                app = change.application_id
-                if type(app) is not str or not app or app.isspace():
-                    _check_app(app)  # the full check: raises for a bad id
-                res = of(change.usage)
-                user = change.user
-                if not isinstance(user, UserGroup):
-                    _check_user(user)  # raises: not a UserGroup
-                if isinstance(change, UsageIncrease):
-                    items.append((parts, app, res, user))
-                else:
-                    if res.has_negative():
-                        raise InvalidRequest(
-                            f"a decrease cannot carry negative quantities: {res}")
-                    items.append((parts, app, res, user, bool(change.remove_app)))
-        except QuantityError as exc:
-            raise InvalidRequest(str(exc)) from exc
+        items = intake(changes)  # every item checked first, in one compiled pass
         if not items:
             return []
         started = time.perf_counter()

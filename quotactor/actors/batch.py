@@ -19,21 +19,23 @@ independent (as if sent by different callers).
 
 from __future__ import annotations
 
+import operator
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from itertools import compress
+from operator import itemgetter
 
 from quotactor.actors.group_tracker import GroupTrackerActor
 from quotactor.actors.messages import UserBatch, UserDecrease, UserIncrease
 from quotactor.actors.runtime import call, holding
 from quotactor.actors.user_tracker import Result, UserChange, UserTrackerActor, decide
-from quotactor.core.decision import ACCEPTED, Decision
 from quotactor.core.tracker import (
-    APPLIED,
+    FAILED,
     GROUP_UNTRACKED,
+    REFUSED,
     GroupTrackerState,
     UserTrackerState,
-    decrease_both,
-    increase_both,
+    decide_held,
 )
 from quotactor.logs import get_logger
 
@@ -44,13 +46,18 @@ log = get_logger()
 Routed = tuple[UserTrackerActor, UserChange]
 """A routed item: the user tracker it goes to, and its message (`position` places its answer)."""
 
+_TRACKER, _MESSAGE, _GROUP_REF = itemgetter(0), itemgetter(1), itemgetter(5)
+"""A routed item's user tracker and message, a message's group tracker (both kinds: index 5):
+C-level getters, so that grouping and splitting a batch's items by tracker runs no bytecode
+per item."""
+
 
 def deliver_batch(
     routed: Sequence[Routed], results: list[Result], deadline: float
 ) -> Exception | None:
     """Decide every routed item, writing each answer at its position in `results`; the first
     item's failure, if any (every item is decided all the same)."""
-    users = list(dict.fromkeys([ref for ref, _ in routed]))
+    users = list(dict.fromkeys(map(_TRACKER, routed)))
     failures: list[Exception] = []
     busy: dict[UserTrackerActor, list[UserChange]] = {}
 
@@ -59,17 +66,16 @@ def deliver_batch(
         mine_users = users
         if len(held) < len(users):
             mine_users = [users[i] for i in held]
-            held_users = set(mine_users)
-            mine = [(ref, msg) for ref, msg in routed if ref in held_users]
-            for ref, msg in routed:
-                if ref not in held_users:
-                    busy.setdefault(ref, []).append(msg)
+            mine, others = _split(routed, set(mine_users).__contains__)
+            for ref, msg in others:
+                busy.setdefault(ref, []).append(msg)
             if not mine:
                 return
-        groups = list(dict.fromkeys([msg.group_ref for _, msg in mine
-                                     if msg.group_ref is not None]))
-        later = holding(groups, lambda gheld: _decide_held(mine, mine_users, groups, gheld,
-                                                           results, failures))
+        named = dict.fromkeys(map(_GROUP_REF, map(_MESSAGE, mine)))
+        named.pop(None, None)
+        groups: list[GroupTrackerActor] = list(named)  # None popped
+        later = holding(groups, lambda gheld: _decide_held(mine, groups, gheld, results,
+                                                           failures))
         if later:
             shares = list(later.items())
             for (_, changes), answers in zip(shares, decide(shares, deadline), strict=True):
@@ -96,58 +102,47 @@ def _settle(changes: Sequence[UserChange], answers: Sequence[Result], results: l
 
 
 def _decide_held(
-    mine: Sequence[Routed], users: list[UserTrackerActor], groups: list[GroupTrackerActor],
-    gheld: list[int], results: list[Result], failures: list[Exception],
+    mine: Sequence[Routed], groups: list[GroupTrackerActor], gheld: list[int],
+    results: list[Result], failures: list[Exception],
 ) -> dict[UserTrackerActor, list[UserChange]]:
-    """Decide the items of the held `users` (those of `mine`) whose groups are all held; the
-    others' items, by user, for `decide` once the groups are released."""
+    """Decide the items of `mine` (their user trackers held) whose groups are all held, in one
+    compiled core call (`decide_held`, which also counts them handled and marks the trackers
+    they leave idle); the others' items, by user, for `decide` once the groups are released."""
     later: dict[UserTrackerActor, list[UserChange]] = {}
     if len(gheld) < len(groups):
-        held_groups = {groups[i] for i in gheld}
-        blocked = {ref for ref, msg in mine
-                   if msg.group_ref is not None and msg.group_ref not in held_groups}
-        direct: list[Routed] = []
-        for ref, msg in mine:
-            if ref in blocked:
-                later.setdefault(ref, []).append(msg)
-            else:
-                direct.append((ref, msg))
-        groups = [groups[i] for i in gheld]
-        users = [ref for ref in users if ref not in blocked]
-        mine = direct
-    for tracker, msg in mine:  # fields unpacked: cheaper than a named tuple's attributes
-        tracker.handled += 1
+        busy_groups = set(groups).difference([groups[i] for i in gheld])
+        blocked = set(compress(map(_TRACKER, mine), map(
+            busy_groups.__contains__, map(_GROUP_REF, map(_MESSAGE, mine)))))
+        others, mine = _split(mine, blocked.__contains__)
+        for ref, msg in others:
+            later.setdefault(ref, []).append(msg)
+    if not mine:
+        return later
+    # the manager's `idle` set (every tracker holds it): where the trackers left idle go
+    notes = decide_held(mine, UserIncrease, results, mine[0][0].idle)  # type: ignore[arg-type]
+    for index, kind, detail in notes:  # refusals, decreases that changed nothing, failures
+        tracker, msg = mine[index]
         state = tracker.state
-        try:
-            if isinstance(msg, UserIncrease):
-                position, parts, app, usage, group_name, group_ref, table = msg
-                group = None
-                if group_ref is not None:
-                    group_ref.handled += 1
-                    group = group_ref.state
-                refusal = increase_both(state, group, table, parts, app, usage, group_name)
-                if refusal is None:
-                    results[position] = ACCEPTED
-                else:
-                    log.info("increase_refused", user=state.name, app=app,
-                             queue=".".join(parts), reason=str(refusal))
-                    results[position] = Decision(False, refusal)
-            else:
-                _, parts, app, usage, remove_app, _, group_ref = msg
-                group = None
-                if group_ref is not None:
-                    group_ref.handled += 1
-                    group = group_ref.state
-                outcome = decrease_both(state, group, parts, app, usage, remove_app)
-                if outcome != APPLIED:
-                    _ignored(state, group, msg, outcome)
-        except Exception as exc:  # nothing of the item changed
-            log.exception("change_failed", user=state.name, app=msg.app)
+        if kind == REFUSED:
+            log.info("increase_refused", user=state.name, app=msg.app,
+                     queue=".".join(msg.parts), reason=str(detail))
+        elif kind == FAILED:
+            log.exception("change_failed", user=state.name, app=msg.app, exc_info=detail)
             if isinstance(msg, UserDecrease):
                 tracker.relink(msg)
-            failures.append(exc)
-    _mark_idle(users, groups)
+            failures.append(detail)
+        else:
+            _ignored(state, msg.group_state, msg, kind)  # type: ignore[arg-type]  # a decrease
     return later
+
+
+def _split(items: Sequence[Routed], keep: Callable[[UserTrackerActor], bool]
+           ) -> tuple[list[Routed], list[Routed]]:
+    """`items` whose user tracker `keep` accepts, and the others, each in order: filtered in
+    C (`compress`), with no bytecode per item when `keep` is a C-level method."""
+    kept = list(map(keep, map(_TRACKER, items)))
+    return (list(compress(items, kept)),
+            list(compress(items, map(operator.not_, kept))))
 
 
 def _ignored(state: UserTrackerState, group: GroupTrackerState | None, msg: UserDecrease,
@@ -161,20 +156,6 @@ def _ignored(state: UserTrackerState, group: GroupTrackerState | None, msg: User
                     queue=".".join(msg.parts),
                     reason="queue not tracked" if msg.app in state.app_groups
                     else "unknown application")
-
-
-def _mark_idle(users: list[UserTrackerActor], groups: list[GroupTrackerActor]) -> None:
-    """Record the held trackers left empty with nothing else routed to them as idle (see
-    `ManagerActor`): no report, each adds itself to the manager's `idle` set, and the manager
-    retires them when it needs to."""
-    for ref in groups:
-        if ref.routed == ref.handled and ref.state.is_empty():
-            ref.idle_at = ref.handled
-            ref.idle.add(ref)
-    for tracker in users:
-        if tracker.routed == tracker.handled and tracker.state.is_empty():
-            tracker.idle_at = tracker.handled
-            tracker.idle.add(tracker)
 
 
 def _left(deadline: float) -> float:

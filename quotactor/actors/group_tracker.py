@@ -20,13 +20,50 @@ from quotactor.actors.messages import (
 from quotactor.actors.runtime import Actor, WorkerPool
 from quotactor.core.decision import Decision
 from quotactor.core.queue_tracker import Refusal
-from quotactor.core.tracker import GroupTrackerState
+from quotactor.core.tracker import GroupTrackerState, TrackerState
 from quotactor.logs import get_logger
 
 log = get_logger()
 
 
-class GroupTrackerActor(Actor[GroupMessage]):
+class Counted:
+    """A tracker actor's retirement counts, `routed`, `handled` and `idle_at` (see
+    `ManagerActor`): its state's (`TrackerState`), where the compiled route and batch
+    decisions update them; these properties are for the rest (views, tests)."""
+
+    __slots__ = ()
+    state: TrackerState
+
+    @property
+    def routed(self) -> int:
+        """Operations the manager routed here (written by the manager's route only)."""
+        return self.state.routed
+
+    @routed.setter
+    def routed(self, value: int) -> None:
+        self.state.routed = value
+
+    @property
+    def handled(self) -> int:
+        """Routed operations handled (written by the thread holding the claim)."""
+        return self.state.handled
+
+    @handled.setter
+    def handled(self, value: int) -> None:
+        self.state.handled = value
+
+    @property
+    def idle_at(self) -> int:
+        """`handled` when a routed operation last left it empty with nothing else routed to
+        it: while `idle_at == routed` the manager may retire it."""
+        return self.state.idle_at
+
+    @idle_at.setter
+    def idle_at(self, value: int) -> None:
+        self.state.idle_at = value
+
+
+class GroupTrackerActor(Counted, Actor[GroupMessage]):
     """Checks and applies group increases atomically; answers only user trackers and the manager.
 
     It never waits on anyone, so it can never be part of a cycle of waits, and its handlers may
@@ -38,20 +75,15 @@ class GroupTrackerActor(Actor[GroupMessage]):
     on. A `KnownGroup` change (`quotactor.actors.known`) is not routed, so not counted.
     """
 
-    __slots__ = ("handled", "idle", "idle_at", "routed", "state")
+    __slots__ = ("idle", "state")
 
     handlers_wait = False
+    state: GroupTrackerState
 
     def __init__(self, pool: WorkerPool, name: str, idle: set[Any]) -> None:
         super().__init__(pool)
         self.idle = idle  # the manager's: where a tracker that becomes idle adds itself
         self.state = GroupTrackerState(name)
-        self.routed = 0
-        """Operations the manager routed here (written by the manager's handler only)."""
-        self.handled = 0
-        self.idle_at = -1
-        """`handled` when a routed operation last left it empty with nothing else routed to
-        it: while `idle_at == routed` the manager may retire it (see `ManagerActor`)."""
 
     def handle(
         self, message: GroupMessage
@@ -77,7 +109,7 @@ class GroupTrackerActor(Actor[GroupMessage]):
         taken = batch.ticket is None or batch.ticket.take()
         outcomes: list[Refusal | Exception | None] = []
         for item in batch.items:
-            self.handled += 1
+            state.handled += 1
             try:
                 if isinstance(item, GroupIncrease):
                     if not taken:
@@ -99,7 +131,7 @@ class GroupTrackerActor(Actor[GroupMessage]):
                 outcomes.append(exc)
                 continue
             outcomes.append(None)
-        if state.is_empty() and self.routed == self.handled:
-            self.idle_at = self.handled
+        if state.is_empty() and state.routed == state.handled:
+            state.idle_at = state.handled
             self.idle.add(self)
         return GroupStatus(tuple(outcomes))

@@ -112,11 +112,11 @@ def apply_known(
 
 def decide_user(tracker: UserTrackerActor, msg: Known) -> Decision | NotKnown | None:
     """The user tracker's handler of a `Known` change (it holds its claim)."""
-    handled = tracker.handled
-    if tracker.routed != handled or tracker.idle_at == handled:
+    state = tracker.state
+    handled = state.handled
+    if state.routed != handled or state.idle_at == handled:
         return NOT_KNOWN
     parts, app, usage, increase, manager = msg
-    state = tracker.state
     app_groups = state.app_groups
     if app not in app_groups or manager.closed:
         return NOT_KNOWN
@@ -149,7 +149,8 @@ def decide_user(tracker: UserTrackerActor, msg: Known) -> Decision | NotKnown | 
 def decide_group(group: GroupTrackerActor, msg: KnownGroup) -> Decision | int | NotKnown:
     """The group tracker's handler of a `KnownGroup` change (this thread holds the user
     tracker and now the group): `NOT_KNOWN` if the group may be retired."""
-    if group.idle_at == group.handled:
+    counts = group.state
+    if counts.idle_at == counts.handled:
         return NOT_KNOWN
     user, parts, app, usage, increase, table, name = msg
     return _decide(user, group, table, parts, app, usage, increase, name)

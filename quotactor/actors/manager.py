@@ -8,26 +8,27 @@ them and their groups: `quotactor.actors.batch`). Trackers answer the sender. It
 pooled runtime, so an idle manager routes on the sender's own thread.
 
 Retirement (the seed's "unlink race"), lazy: the manager counts, per tracker, the operations it
-has routed there (`routed`); a tracker counts those it has handled (`handled`) and, whenever an
-operation leaves it empty with every routed operation handled, records that count (`idle_at`,
-written under its claim, before the claim is released). A tracker with `idle_at == routed` is
-idle: empty, nothing on its way to it, and it stays so until the manager routes to it again.
-Only the manager retires trackers, and only idle ones: then no update can be on its way to it,
-and every later update is routed to a fresh (or revived) tracker, so nothing is lost or counted
-twice. It does so lazily, when an answer depends on it and never per operation: a tracker
-that becomes idle adds itself to the set `idle` (one atomic `set.add`; a tracker is there once
-however often it empties), and a sweep (`_sweep`) pops that set and retires those still idle,
-a step per tracker emptied since the last sweep. `Stats` and the snapshots of every user or
-group sweep first, a snapshot of one retires that one if idle; an increase whose application id
-is bound to an idle user frees it; an idle user's links (of starts it refused) are forgotten
-when the user is routed to or read again; and when a new tracker would make the listed ones of
-its kind outnumber those left by the last sweep by an eighth (at least `SWEEP_AT`), it sweeps
-(`_next_sweep`: the listed trackers never exceed those in use at the last sweep by more than
-an eighth, or `SWEEP_AT`). An emptied tracker that is used again before that costs a set
-`add`: no report, no retirement, no revival. The stop
-of a tracker evicted from the warm list is queued behind anything sent to it before, so pending
-reads are still answered. See `quotactor.actors.known` for why callers that skip the manager
-never touch a retired tracker.
+has routed there (`routed`; the counts live on the tracker's state, `TrackerState`, where the
+compiled route and batch decisions update them); a tracker counts those it has handled
+(`handled`) and, whenever an operation leaves it empty with every routed operation handled,
+records that count (`idle_at`, written under its claim, before the claim is released). A
+tracker with `idle_at == routed` is idle: empty, nothing on its way to it, and it stays so
+until the manager routes to it again. Only the manager retires trackers, and only idle ones:
+then no update can be on its way to it, and every later update is routed to a fresh (or
+revived) tracker, so nothing is lost or counted twice. It does so lazily, when an answer
+depends on it and never per operation: a tracker that becomes idle adds itself to the set
+`idle` (one atomic `set.add`; a tracker is there once however often it empties), and a sweep
+(`_sweep`) pops that set and retires those still idle, a step per tracker emptied since the
+last sweep. `Stats` and the snapshots of every user or group sweep first, a snapshot of one
+retires that one if idle; an increase whose application id is bound to an idle user frees it;
+an idle user's links (of starts it refused) are forgotten when the user is routed to or read
+again; and when a new tracker would make the listed ones of its kind outnumber those left by
+the last sweep by an eighth (at least `SWEEP_AT`), it sweeps (`_next_sweep`: the listed
+trackers never exceed those in use at the last sweep by more than an eighth, or `SWEEP_AT`). An
+emptied tracker that is used again before that costs a set `add`: no report, no retirement, no
+revival. The stop of a tracker evicted from the warm list is queued behind anything sent to it
+before, so pending reads are still answered. See `quotactor.actors.known` for why callers that
+skip the manager never touch a retired tracker.
 
 A tracker whose removal failed after the manager had forgotten the application's group link
 reports it (`Relink`): reports are not messages that claim the manager: a tracker appends them
@@ -68,9 +69,11 @@ from quotactor.actors.messages import (
 from quotactor.actors.runtime import Actor, Reply, WorkerPool, deliver, stop, stop_now
 from quotactor.actors.user_tracker import UserTrackerActor
 from quotactor.config.model import SchedulerConfig
-from quotactor.core.errors import InvalidRequest, ManagerClosed
+from quotactor.core.errors import ManagerClosed
 from quotactor.core.limits import EMPTY_TABLE, LimitTable
 from quotactor.core.queue_path import ancestors
+from quotactor.core.routing import Views, route
+from quotactor.core.tracker import GroupTrackerState, UserTrackerState
 from quotactor.logs import get_logger
 
 log = get_logger()
@@ -166,6 +169,9 @@ class ManagerActor(Actor[ManagerMessage]):
         self.applied = Applied(None, table)
         self.users: dict[str, UserTrackerActor] = {}
         self.groups: dict[str, GroupTrackerActor] = {}
+        self.user_states: dict[str, UserTrackerState] = {}
+        """The state of each listed user's tracker, in step with `users` (for the route)."""
+        self.group_states: dict[str, GroupTrackerState] = {}
         self.warm_users: OrderedDict[str, UserTrackerActor] = OrderedDict()
         self.warm_groups: OrderedDict[str, GroupTrackerActor] = OrderedDict()
         self.links: dict[str, dict[str, str | None]] = {}
@@ -176,6 +182,9 @@ class ManagerActor(Actor[ManagerMessage]):
         self.reports: deque[Relink] = deque()
         self.idle: set[UserTrackerActor | GroupTrackerActor] = set()
         self.log = log.bind(partition=partition)
+        self.views = Views(partition, self.users, self.user_states, self.groups,
+                           self.group_states, self.links, self.owners, self._user,
+                           self._group, self._forgot, UserIncrease, UserDecrease)
 
     def handle(self, message: ManagerMessage) -> Any:
         if self.reports:
@@ -220,6 +229,7 @@ class ManagerActor(Actor[ManagerMessage]):
             ref = self.warm_users.pop(name, None) or UserTrackerActor(
                 self.user_pool, name, self.reports, self.idle)
             self.users[name] = ref
+            self.user_states[name] = ref.state
         return ref
 
     def _group(self, name: str) -> GroupTrackerActor:
@@ -231,12 +241,15 @@ class ManagerActor(Actor[ManagerMessage]):
             ref = self.warm_groups.pop(name, None) or GroupTrackerActor(
                 self.group_pool, name, self.idle)
             self.groups[name] = ref
+            self.group_states[name] = ref.state
         return ref
 
     def _route(self, msg: Route) -> Routing:
         """Route every item as if sent alone, in the caller's order: each routed item with the
-        user tracker it goes to. One tight loop for every item of a batch (the manager is what
-        every caller meets): the views in locals, no call per item but the group choice.
+        user tracker it goes to. One compiled loop for every item of a batch (the manager is
+        what every caller meets): `quotactor.core.routing.route`, over this manager's views
+        (`views`: its dictionaries, the trackers' states beside the trackers, and its
+        `_user`, `_group` and `_forgot` for the items that need them).
 
         Items not routed (a decrease for a user with nothing tracked) are left out: their
         answer is None. An item that cannot be routed (an application id of another user) is
@@ -247,68 +260,12 @@ class ManagerActor(Actor[ManagerMessage]):
             return Routing([], [])  # the sender gave up waiting: route nothing of it
         routed: list[tuple[UserTrackerActor, UserIncrease | UserDecrease]] = []
         refused: list[tuple[int, Exception]] = []
-        table = self.applied.table
-        users, groups, links, owners = self.users, self.groups, self.links, self.owners
-        new = tuple.__new__  # a named tuple's own `__new__` is a Python function: 3x the cost
-        for position, item in enumerate(msg.items):
-            try:
-                if len(item) == 4:  # an `Increase`
-                    parts, app, usage, who = item
-                    name = who.user
-                    owner = owners.get(app)
-                    # `_forgot` may forget an idle user's links before a later step fails: no
-                    # view sees the difference (it could have been retired at any moment).
-                    if owner is not None and owner != name and not self._forgot(owner):
-                        raise InvalidRequest(
-                            f"application {app!r} is already running for user {owner!r} in"
-                            f" partition {self.partition!r}; application ids are unique in a"
-                            " partition")
-                    app_links = links.get(name)
-                    if app_links and self._forgot(name):
-                        app_links = None
-                    if app_links is not None and app in app_links:
-                        group = app_links[app]
-                    else:
-                        group = table.resolve_group(ancestors(parts), who.groups)
-                    # Nothing above changed anything; below, nothing can fail but an allocation.
-                    # `routed` first, then the links (see `quotactor.actors.known`).
-                    user = users.get(name) or self._user(name)
-                    user.routed += 1
-                    group_ref = None
-                    if group is not None:
-                        group_ref = groups.get(group) or self._group(group)
-                        group_ref.routed += 1
-                    if app_links is None:
-                        app_links = links[name] = {}
-                    app_links[app] = group
-                    owners[app] = name
-                    routed.append((user, new(UserIncrease, (
-                        position, parts, app, usage, group, group_ref, table))))
-                    continue
-                parts, app, usage, who, remove_app = item
-                name = who.user
-                known = users.get(name)
-                if known is None:
-                    self.log.warning("decrease_ignored", user=name, app=app,
-                                     queue=".".join(parts), reason="unknown user")
-                    continue
-                known.routed += 1  # before the links change (see `quotactor.actors.known`)
-                app_links = links.get(name)
-                group = None if app_links is None else app_links.get(app)
-                if remove_app:
-                    if app_links is not None:
-                        app_links.pop(app, None)
-                    if owners.get(app) == name:
-                        del owners[app]
-                group_ref = groups.get(group) if group is not None else None
-                if group_ref is None:
-                    group = None
-                else:
-                    group_ref.routed += 1
-                routed.append((known, new(UserDecrease, (
-                    position, parts, app, usage, remove_app, group, group_ref))))
-            except Exception as exc:
-                refused.append((position, exc))
+        ignored: list[tuple[str, str, tuple[str, ...]]] = []
+        route(self.views, msg.items, self.applied.table, routed, refused,
+              ignored)
+        for name, app, parts in ignored:
+            self.log.warning("decrease_ignored", user=name, app=app, queue=".".join(parts),
+                             reason="unknown user")
         return Routing(routed, refused)
 
     def _read_reports(self) -> None:
@@ -379,6 +336,7 @@ class ManagerActor(Actor[ManagerMessage]):
         oldest beyond that is stopped.
         """
         warm[name] = slots.pop(name)
+        (self.user_states if slots is self.users else self.group_states).pop(name)
         if len(warm) > WARM_TRACKERS:
             stop_now(warm.popitem(last=False)[1])
         self.retired += 1
@@ -440,6 +398,7 @@ class ManagerActor(Actor[ManagerMessage]):
         would have to free."""
         self.reports.clear()
         self.idle.clear()
+        self.views.release()
 
     def _shutdown(self) -> Retirement:
         """Refuse what follows and hand over the trackers, for the sender to stop (the manager
@@ -452,6 +411,8 @@ class ManagerActor(Actor[ManagerMessage]):
         )
         self.users.clear()
         self.groups.clear()
+        self.user_states.clear()
+        self.group_states.clear()
         self.warm_users.clear()
         self.warm_groups.clear()
         self.links.clear()

@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from quotactor.actors.runtime import Reply
 from quotactor.config.model import SchedulerConfig
 from quotactor.core.identity import UserGroup
+from quotactor.core.intake import Decrease, Increase
 from quotactor.core.limits import LimitTable
 from quotactor.core.queue_tracker import Refusal
 from quotactor.core.resources import Resource
-from quotactor.core.tracker import UserTrackerState
+from quotactor.core.tracker import GroupTrackerState, UserTrackerState
 
 if TYPE_CHECKING:
     from quotactor.actors.group_tracker import GroupTrackerActor
@@ -32,15 +33,6 @@ if TYPE_CHECKING:
 Kind = Literal["user", "group"]
 
 # Facade -> manager
-
-
-Increase = tuple[tuple[str, ...], str, Resource, UserGroup]
-"""(parts, app, usage, user): an increase, validated by the facade."""
-Decrease = tuple[tuple[str, ...], str, Resource, UserGroup, bool]
-"""(parts, app, usage, user, remove_app): a decrease, validated by the facade.
-
-Both are plain tuples, told apart by their length: a batch builds one per item, and a named
-tuple is built by a Python-level function."""
 
 
 class Route(NamedTuple):
@@ -106,6 +98,11 @@ class Stats:
 
 
 class UserIncrease(NamedTuple):
+    """An increase routed to a user tracker. Both routed changes share their first six
+    fields' layout (the group's tracker at 5) and end with the states of the user's and the
+    group's trackers, so a batch's held items go to one compiled core call
+    (`quotactor.core.tracker.decide_held`) as they are."""
+
     position: int
     parts: tuple[str, ...]
     app: str
@@ -113,16 +110,22 @@ class UserIncrease(NamedTuple):
     group: str | None
     group_ref: GroupTrackerActor | None
     table: LimitTable
+    user_state: UserTrackerState
+    group_state: GroupTrackerState | None
 
 
 class UserDecrease(NamedTuple):
+    """A decrease routed to a user tracker (layout: see `UserIncrease`)."""
+
     position: int
     parts: tuple[str, ...]
     app: str
     usage: Resource
-    remove_app: bool
     group: str | None
     group_ref: GroupTrackerActor | None
+    remove_app: bool
+    user_state: UserTrackerState
+    group_state: GroupTrackerState | None
 
 
 class UserBatch(NamedTuple):

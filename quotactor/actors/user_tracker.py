@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from quotactor.actors.group_tracker import GroupTrackerActor
+from quotactor.actors.group_tracker import Counted, GroupTrackerActor
 from quotactor.actors.known import decide_user
 from quotactor.actors.messages import (
     GROUP_SKIP,
@@ -67,7 +67,7 @@ Verdict = Refusal | Exception | None | _Unanswered
 """The group's word on one change: None (applied), a refusal, an error, or no answer."""
 
 
-class UserTrackerActor(Actor[UserMessage]):
+class UserTrackerActor(Counted, Actor[UserMessage]):
     """Decides increases for one user: check own path, apply it revocably, ask the group, then
     keep or undo.
 
@@ -83,18 +83,14 @@ class UserTrackerActor(Actor[UserMessage]):
     `idle` set (see `ManagerActor`).
     """
 
-    __slots__ = ("handled", "idle", "idle_at", "reports", "routed", "state")
+    __slots__ = ("idle", "reports", "state")
+
+    state: UserTrackerState
 
     def __init__(self, pool: WorkerPool, name: str, reports: deque[Relink],
                  idle: set[Any]) -> None:
         super().__init__(pool)
         self.state = UserTrackerState(name)
-        self.routed = 0
-        """Operations the manager routed here (written by the manager's handler only)."""
-        self.handled = 0
-        self.idle_at = -1
-        """`handled` when a routed operation last left it empty with nothing else routed to
-        it: while `idle_at == routed` the manager may retire it (see `ManagerActor`)."""
         self.reports = reports  # the manager's; shared, not a bound method per tracker
         self.idle = idle  # the manager's: where a tracker that becomes idle adds itself
 
@@ -128,9 +124,10 @@ class UserTrackerActor(Actor[UserMessage]):
                     result = self._end(msg, journal, status.outcomes[0])
             elif journal is not None:
                 result = self._end(msg, journal, UNANSWERED if status is None else status)
-        self.handled += 1
-        if self.state.is_empty() and self.routed == self.handled:
-            self.idle_at = self.handled
+        state = self.state
+        state.handled += 1
+        if state.is_empty() and state.routed == state.handled:
+            state.idle_at = state.handled
             self.idle.add(self)
         return (result,)
 
@@ -263,9 +260,10 @@ def decide(
         r += 1
         active = [share for share in active if len(share[1][1]) > r]
     for tracker, changes in shares:
-        tracker.handled += len(changes)
-        if tracker.state.is_empty() and tracker.routed == tracker.handled:
-            tracker.idle_at = tracker.handled
+        state = tracker.state
+        state.handled += len(changes)
+        if state.is_empty() and state.routed == state.handled:
+            state.idle_at = state.handled
             tracker.idle.add(tracker)
     return results
 

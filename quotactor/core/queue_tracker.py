@@ -18,7 +18,7 @@ from quotactor.core.journal import ADDED, ATTRIBUTE, DISCARDED, ENTRY, MISSING, 
 from quotactor.core.limits import Limit
 from quotactor.core.resources import Resource
 
-__all__ = ["QueueNode", "Refusal", "LimitLookup", "merge_headroom"]
+__all__ = ["QueueNode", "Refusal", "LimitLookup", "merge_headroom", "positive"]
 
 LimitLookup = Callable[[str], "Limit | None"]
 
@@ -84,15 +84,18 @@ class QueueNode:
         limit_at: LimitLookup,
         kind: Literal["user", "group"],
         name: str,
+        added: dict[str, int] | None = None,
     ) -> Refusal | None:
         """The first limit (leaf to root) that this increase would break, or None.
 
-        `paths` lists the queue paths leaf first. Only names the increase adds are checked, and
+        `paths` lists the queue paths leaf first. Only names the increase adds are checked
+        (`added`: the positive quantities of `usage`, when the caller has them already), and
         a running application does not count again.
         """
         existing = self.walk_existing(parts)
         depth = len(parts)
-        added = {n: q for n, q in usage.items() if q > 0}
+        if added is None:  # inline (as `positive`): the reference model's path, unchanged
+            added = {n: q for n, q in usage.items() if q > 0}
         for i, path in enumerate(paths):
             limit = limit_at(path)
             if limit is None:
@@ -323,3 +326,8 @@ def _finish_node(node: dict[str, Any]) -> dict[str, Any]:
     if children:
         out["children"] = [_finish_node(children[k]) for k in sorted(children)]
     return out
+
+
+def positive(usage: Resource) -> dict[str, int]:
+    """The quantities an increase adds (its positive ones): what `check_increase` checks."""
+    return {n: q for n, q in usage.items() if q > 0}

@@ -14,28 +14,40 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Final, Literal
 
+from quotactor.core.decision import ACCEPTED, Decision
 from quotactor.core.journal import Journal
 from quotactor.core.limits import Limit, LimitTable
 from quotactor.core.queue_path import ROOT, ancestors
-from quotactor.core.queue_tracker import QueueNode, Refusal
+from quotactor.core.queue_tracker import QueueNode, Refusal, positive
 from quotactor.core.resources import Resource
 
 __all__ = [
-    "APPLIED", "GROUP_UNTRACKED", "UNTRACKED", "GroupTrackerState", "TrackerState",
-    "UserTrackerState", "decrease_both", "increase_both", "new_state",
+    "APPLIED", "FAILED", "GROUP_UNTRACKED", "REFUSED", "UNTRACKED", "GroupTrackerState",
+    "TrackerState", "UserTrackerState", "decide_held", "decrease_both", "increase_both",
+    "new_state",
 ]
 
 
 class TrackerState:
-    """What user and group trackers share: a name, a queue tree, and its emptiness."""
+    """What user and group trackers share: a name, a queue tree, and its emptiness; and the
+    counts the actors' lazy retirement reads (see `quotactor.actors.manager`): `routed`, the
+    operations routed to the tracker (written by the manager's route only), `handled`, those
+    it has handled, and `idle_at`, the `handled` count at which a routed operation last left
+    it empty with nothing else routed to it (both written only by the thread holding the
+    tracker's claim). Plain counts kept here, on the state the compiled route and the
+    compiled batch decisions already hold, so that they update them without reaching for an
+    actor."""
 
-    __slots__ = ("name", "root")
+    __slots__ = ("handled", "idle_at", "name", "root", "routed")
 
     kind: ClassVar[Literal["user", "group"]]
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.root = QueueNode(ROOT)
+        self.routed = 0
+        self.handled = 0
+        self.idle_at = -1
 
     def is_empty(self) -> bool:
         """No usage and no running application: the tracker can be retired."""
@@ -45,10 +57,14 @@ class TrackerState:
         raise NotImplementedError
 
     def check_increase(
-        self, table: LimitTable, parts: tuple[str, ...], app: str, usage: Resource
+        self, table: LimitTable, parts: tuple[str, ...], app: str, usage: Resource,
+        paths: list[str] | None = None, added: dict[str, int] | None = None,
     ) -> Refusal | None:
+        """The first limit this increase would break, or None; `paths` (`ancestors(parts)`)
+        and `added` (`positive(usage)`) when the caller has them already."""
         return self.root.check_increase(
-            parts, ancestors(parts), app, usage, self.limit_lookup(table), self.kind, self.name
+            parts, ancestors(parts) if paths is None else paths, app, usage,
+            self.limit_lookup(table), self.kind, self.name, added,
         )
 
     def headroom(self, table: LimitTable, parts: tuple[str, ...]) -> dict[str, int] | None:
@@ -171,13 +187,15 @@ def increase_both(
     What a user tracker asking its group comes to when one thread holds both (a batch, see
     `quotactor.actors.batch`); here, compiled with the rest of the core, for its cost.
     """
-    refusal = user.check_increase(table, parts, app, usage)
+    paths = ancestors(parts)
+    added = positive(usage)  # both sides check the same quantities on the same paths
+    refusal = user.check_increase(table, parts, app, usage, paths, added)
     if refusal is not None:
         return refusal
     if group is None:
         user.increase(parts, app, usage, group_name)
         return None
-    refusal = group.check_increase(table, parts, app, usage)
+    refusal = group.check_increase(table, parts, app, usage, paths, added)
     if refusal is not None:
         return refusal
     journal = Journal()
@@ -214,6 +232,71 @@ def decrease_both(
     except BaseException:
         journal.rollback()
         raise
+
+
+REFUSED: Final = 3
+"""`decide_held`'s note for an increase refused by a limit (its `Refusal` beside it)."""
+FAILED: Final = 4
+"""... for an item whose step raised (nothing of it changed; the exception beside it)."""
+
+
+def decide_held(
+    items: list[Any], increase: type, results: list[Any], idle: set[Any]
+) -> list[tuple[int, int, Any]]:
+    """Decide a batch's held items in order, each by `increase_both` or `decrease_both`,
+    writing each increase's `Decision` at its position in `results`; a note (index in
+    `items`, kind, detail) for each item that is not simply applied: `REFUSED` (the
+    `Refusal`), `UNTRACKED` or `GROUP_UNTRACKED` (a decrease that changed nothing or nothing
+    of the group's) and `FAILED` (the exception: each item is atomic, so a failed one changed
+    nothing, and the next ones are still decided).
+
+    `items` are (user tracker, message) pairs; a message of type `increase` is laid out
+    (position, parts, app, usage, group name, group tracker, table, user state, group state),
+    any other (position, parts, app, usage, -, group tracker, remove_app, user state, group
+    state), the group's fields None for no group: the routed messages of
+    `quotactor.actors.messages`, whose user and group trackers the caller holds. The trackers
+    are opaque here: counted (`handled`, on their states) as each item is decided, and those
+    left idle (empty, every routed operation handled) are recorded (`idle_at`) and added to
+    `idle`, as their handlers would. One compiled loop for the whole batch.
+    """
+    notes: list[tuple[int, int, Any]] = []
+    index = -1
+    for pair in items:
+        index += 1
+        msg: tuple[Any, ...] = pair[1]
+        user: UserTrackerState = msg[7]
+        group: GroupTrackerState | None = msg[8]
+        try:
+            if type(msg) is increase:
+                refusal = increase_both(user, group, msg[6], msg[1], msg[2], msg[3], msg[4])
+                if refusal is None:
+                    results[msg[0]] = ACCEPTED
+                else:
+                    results[msg[0]] = Decision(False, refusal)
+                    notes.append((index, REFUSED, refusal))
+            else:
+                outcome = decrease_both(user, group, msg[1], msg[2], msg[3], msg[6])
+                if outcome != APPLIED:
+                    notes.append((index, outcome, None))
+        except Exception as exc:  # nothing of the item changed
+            notes.append((index, FAILED, exc))
+        user.handled += 1
+        if group is not None:
+            group.handled += 1
+    for pair in items:  # after every item: a tracker is idle only once all its items are
+        msg = pair[1]
+        user = msg[7]
+        handled = user.handled
+        if user.idle_at != handled and user.routed == handled and user.is_empty():
+            user.idle_at = handled
+            idle.add(pair[0])
+        group = msg[8]
+        if group is not None:
+            handled = group.handled
+            if group.idle_at != handled and group.routed == handled and group.is_empty():
+                group.idle_at = handled
+                idle.add(msg[5])
+    return notes
 
 
 def _increase(

@@ -175,6 +175,49 @@ def test_the_context_manager_stops_every_actor() -> None:
 
 
 @pytest.mark.timeout(60)
+def test_the_route_finds_each_listed_trackers_state_beside_it(
+    start_ugm, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The manager keeps each listed tracker's state beside it (`user_states`,
+    `group_states`: the compiled route reads those) through creation, retirement, revival
+    from the warm list and eviction from it, and a batch and single calls on top; a tracker's
+    counts are its state's. Fails if a retirement or a revival leaves the two views apart."""
+    from quotactor.actors import manager as manager_module
+    from quotactor.core.changes import UsageDecrease, UsageIncrease
+
+    monkeypatch.setattr(manager_module, "SWEEP_AT", 4)
+    monkeypatch.setattr(manager_module, "WARM_TRACKERS", 3)
+    ugm = start_ugm({"root": [LimitEntry(groups=("*",), max_resources={"memory": 100})]})
+    manager = ugm._manager
+
+    def in_step() -> None:
+        assert {n: r.state for n, r in manager.users.items()} == manager.user_states
+        assert {n: r.state for n, r in manager.groups.items()} == manager.group_states
+        for name, ref in (*manager.users.items(), *manager.groups.items()):
+            assert manager.user_states.get(name, manager.group_states.get(name)) is ref.state
+            assert (ref.routed, ref.handled, ref.idle_at) == (
+                ref.state.routed, ref.state.handled, ref.state.idle_at)
+
+    for round_ in range(3):
+        users = [UserGroup(f"u{i}", [f"g{i % 5}"]) for i in range(12)]
+        adds = [UsageIncrease("root.a", f"app{round_}-{i}", {"memory": 1}, u)
+                for i, u in enumerate(users)]
+        assert all(d.ok for d in ugm.apply_batch(adds))
+        in_step()
+        ugm.apply_batch([UsageDecrease(c.queue_path, c.application_id, c.usage, c.user, True)
+                         for c in adds])
+        in_step()
+        for i, user in enumerate(users[:6]):  # single calls: revive the warm ones
+            assert ugm.increase_tracked_resource("root.b", f"s{round_}-{i}", {"memory": 1}, user)
+            in_step()
+            ugm.decrease_tracked_resource("root.b", f"s{round_}-{i}", {"memory": 1}, user,
+                                          remove_app=True)
+        assert ugm.stats()["users"] == 0  # the sweep retired every idle one
+        in_step()
+    assert manager.retired > 30
+
+
+@pytest.mark.timeout(60)
 def test_emptied_trackers_are_retired_lazily_within_the_sweep_bound(
     start_ugm, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -1,0 +1,172 @@
+"""The manager's route of a batch, as data: one compiled loop over every item.
+
+Routing an item (see `quotactor.actors.manager`) is dictionary work: the application's owner
+and group link, the group choice, the user's and the group's tracker, and their `routed`
+counts. The manager runs it for every item of every caller, so it runs here, compiled with
+the rest of the core, on the manager's views passed in as plain dictionaries: the trackers
+are opaque values (looked up by name, put in the routed message, never used), their counts
+live on their states (`TrackerState`), and what the manager itself must do (create or revive
+a tracker, forget an idle user's links) it does in the callbacks, on the rare item that
+needs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from quotactor.core.errors import InvalidRequest
+from quotactor.core.limits import LimitTable
+from quotactor.core.queue_path import ancestors
+from quotactor.core.tracker import GroupTrackerState, UserTrackerState
+
+__all__ = ["Views", "route"]
+
+
+class Views:
+    """The manager's views a route reads and changes, and its callbacks.
+
+    `users` and `groups` map a name to its live tracker, `user_states` and `group_states` to
+    that tracker's state (the manager keeps each pair in step); `links` maps a user to its
+    applications' groups, `owners` an application id to its user. `new_user` and `new_group`
+    list a live tracker for a name that has none (and return it); `forgot` forgets an idle
+    user's links (True if it was idle).
+    """
+
+    def __init__(
+        self, partition: str,
+        users: dict[str, Any], user_states: dict[str, UserTrackerState],
+        groups: dict[str, Any], group_states: dict[str, GroupTrackerState],
+        links: dict[str, dict[str, str | None]], owners: dict[str, str],
+        new_user: Callable[[str], object], new_group: Callable[[str], object],
+        forgot: Callable[[str], bool], increase: type, decrease: type,
+    ) -> None:
+        self.partition = partition
+        self.users = users
+        self.user_states = user_states
+        self.groups = groups
+        self.group_states = group_states
+        self.links = links
+        self.owners = owners
+        self.new_user = new_user
+        self.new_group = new_group
+        self.forgot = forgot
+        self.increase = increase
+        self.decrease = decrease
+
+    def release(self) -> None:
+        """Drop the callbacks (the manager's bound methods: a cycle through the manager that
+        only the collector would free) once the manager has stopped; no route runs after."""
+        self.new_user = self.new_group = _stopped
+        self.forgot = _stopped_forgot
+
+
+def _stopped(name: str) -> object:
+    raise RuntimeError(f"the manager is stopped (asked for {name!r})")
+
+
+def _stopped_forgot(name: str) -> bool:
+    raise RuntimeError(f"the manager is stopped (asked for {name!r})")
+
+
+def route(
+    views: Views, items: Sequence[tuple[Any, ...]], table: LimitTable,
+    routed: list[tuple[Any, Any]], refused: list[tuple[int, Exception]],
+    ignored: list[tuple[str, str, tuple[str, ...]]],
+) -> None:
+    """Route every item as if sent alone, in order, appending to `routed` each routed item's
+    (user tracker, message), to `refused` each item refused before routing (position, error)
+    and to `ignored` each decrease of a user with nothing tracked (user, app, parts).
+
+    An increase is (parts, app, usage, user); a decrease (parts, app, usage, user,
+    remove_app). An item refused (an application id of another user, a failing group choice)
+    changes nothing: what can fail runs before its first change. A tracker's `routed` count
+    goes up before that user's links or owners change (see `quotactor.actors.known`).
+    """
+    users, user_states = views.users, views.user_states
+    groups, group_states = views.groups, views.group_states
+    links, owners, forgot = views.links, views.owners, views.forgot
+    new = tuple.__new__
+    position = -1
+    for item in items:
+        position += 1
+        try:
+            if len(item) == 4:  # an increase
+                parts: tuple[str, ...] = item[0]
+                app: str = item[1]
+                who = item[3]
+                name: str = who.user
+                owner = owners.get(app)
+                # `forgot` may forget an idle user's links before a later step fails: no
+                # view sees the difference (it could have been retired at any moment).
+                if owner is not None and owner != name and not forgot(owner):
+                    raise InvalidRequest(
+                        f"application {app!r} is already running for user {owner!r} in"
+                        f" partition {views.partition!r}; application ids are unique in a"
+                        " partition")
+                app_links = links.get(name)
+                if app_links and forgot(name):
+                    app_links = None
+                group: str | None
+                if app_links is not None and app in app_links:
+                    group = app_links[app]
+                else:
+                    group = table.resolve_group(ancestors(parts), who.groups)
+                # Nothing above changed anything; below, nothing can fail but an allocation.
+                # `routed` first, then the links.
+                user_state = user_states.get(name)
+                if user_state is None:
+                    user = views.new_user(name)
+                    user_state = user_states[name]
+                else:
+                    user = users[name]
+                user_state.routed += 1
+                group_ref: object = None
+                group_state: GroupTrackerState | None = None
+                if group is not None:
+                    group_state = group_states.get(group)
+                    if group_state is None:
+                        group_ref = views.new_group(group)
+                        group_state = group_states[group]
+                    else:
+                        group_ref = groups[group]
+                    group_state.routed += 1
+                if app_links is None:
+                    app_links = {}
+                    links[name] = app_links
+                app_links[app] = group
+                owners[app] = name
+                routed.append((user, new(views.increase, (
+                    position, parts, app, item[2], group, group_ref, table, user_state,
+                    group_state))))
+                continue
+            parts = item[0]
+            app = item[1]
+            name = item[3].user
+            user_state = user_states.get(name)
+            if user_state is None:
+                ignored.append((name, app, parts))
+                continue
+            user_state.routed += 1  # before the links change
+            app_links = links.get(name)
+            group = None if app_links is None else app_links.get(app)
+            remove_app: bool = item[4]
+            if remove_app:
+                if app_links is not None:
+                    app_links.pop(app, None)
+                if owners.get(app) == name:
+                    del owners[app]
+            group_ref = None
+            group_state = None
+            if group is not None:
+                group_state = group_states.get(group)
+                if group_state is None:
+                    group = None
+                else:
+                    group_ref = groups[group]
+                    group_state.routed += 1
+            routed.append((users[name], new(views.decrease, (
+                position, parts, app, item[2], group, group_ref, remove_app, user_state,
+                group_state))))
+        except Exception as exc:
+            refused.append((position, exc))
