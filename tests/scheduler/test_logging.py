@@ -10,22 +10,30 @@ from quotactor.scheduler import Ask
 SUE = UserGroup("sue", ["dev"])
 
 
+ONE_APP_FOR_SUE = """
+partitions:
+  - name: default
+    placementrules: [{name: provided, create: true}]
+    queues:
+      - name: root
+        submitacl: '*'
+        limits: [{limit: sue, users: [sue], maxapplications: 1}]
+"""
+
+
+def _started(start_scheduler):
+    s = start_scheduler(ONE_APP_FOR_SUE)
+    s.add_node("n1", {"vcore": 4000})
+    return s
+
+
 def events_of(caplog) -> list[dict]:
     return [r.msg for r in caplog.records if isinstance(r.msg, dict)]
 
 
 def test_rejections_refusals_and_state_changes_are_logged_with_context(start_scheduler,
                                                                         caplog) -> None:
-    s = start_scheduler("""
-        partitions:
-          - name: default
-            placementrules: [{name: provided, create: true}]
-            queues:
-              - name: root
-                submitacl: '*'
-                limits: [{limit: sue, users: [sue], maxapplications: 1}]
-    """)
-    s.add_node("n1", {"vcore": 4000})
+    s = _started(start_scheduler)
     with caplog.at_level(logging.INFO, logger="quotactor"):
         s.submit("bad", SUE)
         s.submit("a1", SUE, queue="root.q", asks=[Ask("k", {"vcore": 1000})])
@@ -43,16 +51,7 @@ def test_rejections_refusals_and_state_changes_are_logged_with_context(start_sch
 
 def test_levels_the_host_drops_build_no_event_and_reasons_read_as_text(start_scheduler,
                                                                         caplog) -> None:
-    s = start_scheduler("""
-        partitions:
-          - name: default
-            placementrules: [{name: provided, create: true}]
-            queues:
-              - name: root
-                submitacl: '*'
-                limits: [{limit: sue, users: [sue], maxapplications: 1}]
-    """)
-    s.add_node("n1", {"vcore": 4000})
+    s = _started(start_scheduler)
     with caplog.at_level(logging.WARNING, logger="quotactor"):
         s.submit("a1", SUE, queue="root.q", asks=[Ask("k", {"vcore": 1000})])
         s.submit("a2", SUE, queue="root.q", asks=[Ask("k", {"vcore": 1000})])
