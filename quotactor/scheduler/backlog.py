@@ -345,7 +345,8 @@ class Backlog:
 
     def _sweep(self) -> None:
         """Drop parked applications that no longer wait (removed, or placed after a config
-        change): a counter that never moves again would otherwise keep them forever. Runs
+        change): a counter that never moves again would otherwise keep them forever (the
+        lines and the limit-held index alike). Runs
         when the parkings since the last sweep reach twice the number kept then (amortised
         O(1), and stale entries never outnumber live ones by more than two to one)."""
         kept = 0
@@ -357,6 +358,12 @@ class Backlog:
                 kept += len(apps)
             else:
                 del self._parked[counter]
+        for path in list(self._limit_held):
+            held = self._limit_held[path]
+            for app_id in [k for k, a in held.items() if not _still_pending(a)]:
+                del held[app_id]
+            if not held:
+                del self._limit_held[path]
         in_line: dict[str, tuple[LineKey, int]] = {}
         for lines in [*self._lines.values(), self._behind]:
             for key in list(lines):
@@ -377,6 +384,10 @@ class Backlog:
     def screened_count(self) -> int:
         """Applications kept for the end-of-cycle screening, in every leaf (for tests)."""
         return sum(len(apps) for apps in self._active.values())
+
+    def limit_held_count(self) -> int:
+        """Applications in the limit-held index, in every leaf (for tests)."""
+        return sum(len(apps) for apps in self._limit_held.values())
 
     def parked_count(self) -> int:
         """Parked entries (an application parked on two counters counts twice), in lines

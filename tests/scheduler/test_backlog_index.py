@@ -217,3 +217,32 @@ def test_with_every_node_reserved_no_job_waiting_for_room_is_looked_at(
         assert sum(sizes) == 0, "jobs waiting for room were looked at with nothing to offer"
     assert s.why_pending("big-199").kind == "node"
     assert s.why_pending("small-49").kind == "node"
+
+
+def test_removed_applications_leave_the_limit_held_index(start_scheduler) -> None:
+    """Jobs a user's resource limit holds, removed while they wait, are dropped from the
+    index by the backlog's sweep even when no cycle ever had to look them up."""
+    s = start_scheduler("""
+partitions:
+  - name: default
+    placementrules:
+      - name: provided
+    queues:
+      - name: root
+        submitacl: '*'
+        queues:
+          - name: work
+            limits:
+              - limit: small users
+                users: ["*"]
+                maxresources: {vcore: 1}
+""")
+    s.add_node("n1", {"vcore": 64000})
+    backlog = s._partition("default").backlog
+    for i in range(3000):
+        s.submit(f"u{i}-job", UserGroup(f"u{i}"), queue="root.work",
+                 asks=[Ask("k", {"vcore": 2000})])
+        s.schedule()
+        assert s.why_pending(f"u{i}-job").kind == "user"
+        s.remove_application(f"u{i}-job")
+    assert backlog.limit_held_count() <= 2048, "removed jobs stayed in the index"
