@@ -190,7 +190,7 @@ class Backlog:
         """`app.wait` changed: keep the limit-held index, and move its line on (`moved_on`)."""
         wait = app.wait
         held = self._limit_held[app.queue_path]
-        if wait is not None and wait.kind in ("user", "group") and wait.limit == "resources":
+        if wait is not None and wait.is_user_or_group_maximum:
             held[app.application_id] = app
         else:
             held.pop(app.application_id, None)

@@ -376,8 +376,7 @@ class Cycle:
             if headroom is not None:
                 _take(headroom, resource)
             return result
-        if result.limit == "resources" and result.kind in ("user", "group") \
-                and app_id not in self._headroom:
+        if result.is_user_or_group_maximum and app_id not in self._headroom:
             self._limit_wait[app_id] = result
             p.accounting.calls += 1
             self._headroom[app_id] = p.ugm.headroom(app.queue_path, app_id, app.user)

@@ -35,6 +35,11 @@ class Wait:
         return self.limit == "applications" and self.kind in ("user", "group")
 
     @property
+    def is_user_or_group_maximum(self) -> bool:
+        """A user's or group's `maxresources` (the headroom the cycle then screens with)."""
+        return self.limit == "resources" and self.kind in ("user", "group")
+
+    @property
     def is_queue_maximum(self) -> bool:
         """A queue's `resources.max`."""
         return self.kind == "queue" and self.limit == "resources"

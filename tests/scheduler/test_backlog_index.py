@@ -161,17 +161,7 @@ def test_under_a_guarantee_a_queue_maximum_backlog_is_screened(start_scheduler,
     assert sum(_capped_backlog(start_scheduler, monkeypatch, 20, guarantee)) == 20
 
 
-ROOM = """
-partitions:
-  - name: default
-    placementrules:
-      - name: provided
-    queues:
-      - name: root
-        submitacl: '*'
-        queues:
-          - name: work
-"""
+ROOM = CONFIG.split("            limits:")[0]  # the same queue, without limits
 
 
 def _handed(monkeypatch) -> list[int]:
@@ -222,16 +212,7 @@ def test_with_every_node_reserved_no_job_waiting_for_room_is_looked_at(
 def test_removed_applications_leave_the_limit_held_index(start_scheduler) -> None:
     """Jobs a user's resource limit holds, removed while they wait, are dropped from the
     index by the backlog's sweep even when no cycle ever had to look them up."""
-    s = start_scheduler("""
-partitions:
-  - name: default
-    placementrules:
-      - name: provided
-    queues:
-      - name: root
-        submitacl: '*'
-        queues:
-          - name: work
+    s = start_scheduler(ROOM + """\
             limits:
               - limit: small users
                 users: ["*"]

@@ -289,20 +289,7 @@ def test_the_end_of_a_cycle_asks_counts_only_of_what_it_offers(start_scheduler, 
     assert asked == ["w0"]
 
 
-GROUP_COUNT = """
-partitions:
-  - name: default
-    placementrules:
-      - name: provided
-    queues:
-      - name: root
-        submitacl: '*'
-        queues:
-          - name: work
-            limits:
-              - limit: two each
-                users: ["*"]
-                maxapplications: 2
+GROUP_COUNT = CONFIG + """\
               - limit: three for dev
                 groups: [dev]
                 maxapplications: 3
