@@ -174,7 +174,7 @@ class Application:
         for pending in self.asks.values():
             pending.blocked = None
 
-    def block_asks(self, wait: Wait, token: BlockToken) -> None:
+    def block_asks(self, wait: Wait, token: BlockToken | None) -> None:
         """One reason holds every ask (an application count holds the application whole)."""
         for pending in self.asks.values():
             pending.wait, pending.blocked = wait, token

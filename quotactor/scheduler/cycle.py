@@ -63,8 +63,12 @@ class Cycle:
         self._no_new_apps: dict[tuple[str, UserGroup], Wait] = {}
 
     def run(self) -> list[Allocation]:
-        self.p.backlog.unpark(self.p.fresh.values())
-        self.p.backlog.chained.clear()  # woken between cycles: ready, so the walk finds them
+        backlog = self.p.backlog
+        backlog.unpark(self.p.fresh.values())
+        for app in self.p.fresh.values():
+            if app.queue is not None:
+                backlog.enlist(app, self._app_key(app.queue, app))
+        backlog.chained.clear()  # woken between cycles: ready, so the walk finds them
         self.allocations.extend(before_walk(self.p))  # reservations first, as in YuniKorn's cycle
         self._replace_placeholders()
         root = self.p.queues.root
@@ -282,6 +286,8 @@ class Cycle:
 
     def _blockers(self, app: Application) -> set[tuple[str, str]] | None:
         """The counters every ask of `app` waits on, or None when one ask is worth trying."""
+        if app.wait is not None and app.wait.is_turn and not app.tracked:
+            return set() if self.p.backlog.ahead_of(app) is not None else None
         accounting = self.p.accounting
         unfit = self.p.nodes.known_unfit
         counters: set[tuple[str, str]] = set()
@@ -325,6 +331,9 @@ class Cycle:
         p.backlog.activate(app)
         newly = not app.tracked
         if newly:
+            if p.backlog.ahead_of(app) is not None:
+                self._wait_turn(app)
+                return None
             held = self._counts_hold(leaf, app)
             if held is not None:
                 self._block_all(app, held)
@@ -427,6 +436,16 @@ class Cycle:
         if detail is None:
             detail = self._no_room[resource] = f"no schedulable node has {resource} available"
         return Wait("node", "", app.queue_path, "capacity", detail, key)
+
+    def _wait_turn(self, app: Application) -> None:
+        """An earlier alike application goes first (`Backlog.ahead_of`): `app` waits for its
+        turn, untried."""
+        user = app.user.user
+        key = next(iter(app.sorted_asks())).ask.key
+        wait = Wait("user", user, app.queue_path, "turn",
+                    f"an earlier application of {user} asking the same goes first", key)
+        app.block_asks(wait, None)
+        self.p.set_wait(app, wait)
 
     def _block_all(self, app: Application, wait: Wait) -> None:
         """A limit on the number of applications holds back every ask of `app`."""

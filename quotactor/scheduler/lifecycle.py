@@ -184,6 +184,7 @@ def drop_asks(p: PartitionCore, app: Application, keys: Iterable[str], *, timed_
             queue.ask_removed(app, ask)
         if ask.placeholder and timed_out:
             app.count_timed_out(ask.task_group)
+    p.backlog.turn_passed(app)
 
 
 def placeholder_timeout(p: PartitionCore, app: Application, at: float) -> None:

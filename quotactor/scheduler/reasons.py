@@ -25,7 +25,7 @@ class Wait:
     kind: WaitKind
     name: str
     queue_path: str
-    limit: Literal["resources", "applications", "capacity"]
+    limit: Literal["resources", "applications", "capacity", "turn"]
     detail: str
     ask: str = ""
 
@@ -38,6 +38,11 @@ class Wait:
     def is_user_or_group_maximum(self) -> bool:
         """A user's or group's `maxresources` (the headroom the cycle then screens with)."""
         return self.limit == "resources" and self.kind in ("user", "group")
+
+    @property
+    def is_turn(self) -> bool:
+        """An earlier alike application of the same user goes first (see `Backlog.ahead_of`)."""
+        return self.limit == "turn"
 
     @property
     def is_queue_maximum(self) -> bool:

@@ -5,11 +5,16 @@ recorder turns them into one frozen `JobOutcome` per job. Time a job spends wait
 to the obstacle the scheduler named for it (a user, group or queue limit, or no node with
 room) from the moment the obstacle was reported until the next report or the start, so the
 totals answer "how long did limits hold this job back" rather than "how long did it wait".
+
+A user's alike jobs (same queue, same asks) take turns: only the first is tried, the others
+wait behind it. Their time is charged to whatever holds the first back, as it changes (a
+ledger per line of alike jobs, `_Turns`), so a backlog behind a user's `maxApplications`
+counts as held by that limit whether one job or a thousand wait for it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
@@ -55,10 +60,42 @@ class JobOutcome:
         return None if self.start is None else self.start - self.submit
 
 
+Cause = tuple[str, str]
+"""(kind, owner) of an obstacle."""
+
+
+class _Turns:
+    """What held the first of a line of alike jobs back, summed over time (the others wait
+    behind it and are charged alike, by the difference of two readings)."""
+
+    __slots__ = ("cause", "first", "since", "spent")
+
+    def __init__(self, now: float) -> None:
+        self.first: str | None = None
+        self.cause: Cause | None = None
+        self.since = now
+        self.spent: dict[Cause, float] = {}
+
+    def follow(self, now: float, first: str | None, cause: Cause | None) -> None:
+        """From `now` on, `first` leads the line, held back by `cause`."""
+        self._settle(now)
+        self.first, self.cause = first, cause
+
+    def read(self, now: float) -> dict[Cause, float]:
+        self._settle(now)
+        return dict(self.spent)
+
+    def _settle(self, now: float) -> None:
+        if self.cause is not None:
+            self.spent[self.cause] = self.spent.get(self.cause, 0.0) + now - self.since
+        self.since = now
+
+
 class _Open:
     """A job between submission and its end."""
 
-    __slots__ = ("group", "held", "held_by", "job", "kind", "owner", "queue", "since", "start")
+    __slots__ = ("behind", "group", "held", "held_by", "job", "kind", "line", "owner", "queue",
+                 "seen", "since", "start")
 
     def __init__(self, job: Job, group: str | None) -> None:
         self.job = job
@@ -70,6 +107,10 @@ class _Open:
         self.since = job.submit
         self.held = dict.fromkeys(HELD_KINDS, 0.0)
         self.held_by: dict[str, float] = {}
+        self.line: _Turns | None = None
+        self.behind: _Turns | None = None
+        """The line whose first this job waits behind, and its reading when it began to."""
+        self.seen: dict[Cause, float] = {}
 
     def charge(self, now: float) -> None:
         if self.kind is not None:
@@ -77,6 +118,17 @@ class _Open:
         if self.owner is not None:
             self.held_by[self.owner] = self.held_by.get(self.owner, 0.0) + now - self.since
         self.since = now
+        if self.behind is not None:
+            spent = self.behind.read(now)
+            for (kind, owner), seconds in spent.items():
+                gained = seconds - self.seen.get((kind, owner), 0.0)
+                if gained:
+                    self.held[kind] += gained
+                    self.held_by[owner] = self.held_by.get(owner, 0.0) + gained
+            self.seen = spent
+
+    def leads(self) -> bool:
+        return self.line is not None and self.line.first == self.job.job_id
 
 
 class OutcomeRecorder:
@@ -86,6 +138,7 @@ class OutcomeRecorder:
         self._open: dict[str, _Open] = {}
         self._done: dict[str, JobOutcome] = {}
         self._order: list[str] = []
+        self._lines: dict[Hashable, _Turns] = {}
 
     def submitted(self, job: Job, group: str | None) -> None:
         self._open[job.job_id] = _Open(job, group)
@@ -95,21 +148,50 @@ class OutcomeRecorder:
         entry = self._open[job_id]
         entry.queue, entry.group = queue, group
 
+    def lines_up(self, job_id: str, now: float, line: Hashable) -> None:
+        """The job is one of `line`'s alike jobs (its user's, in its queue, asking the same):
+        whichever of them leads the line tells what holds them all back."""
+        turns = self._lines.get(line)
+        if turns is None:
+            turns = self._lines[line] = _Turns(now)
+        self._open[job_id].line = turns
+
     def waiting(self, job_id: str, now: float, kind: str | None,
                 owner: str | None = None) -> None:
         """The obstacle holding the job back from `now` on (None: none reported); `owner`
-        names it in full (which user's, group's or queue's limit)."""
+        names it in full (which user's, group's or queue's limit). The job leads its line
+        from now on: only the first of alike jobs is told an obstacle of its own."""
         entry = self._open[job_id]
+        if entry.start is not None:
+            return
         owner = owner if owner is not None else kind
-        if entry.start is not None or (kind, owner) == (entry.kind, entry.owner):
+        if entry.line is not None:
+            entry.line.follow(now, job_id, None if kind is None or owner is None
+                              else (kind, owner))
+        if entry.behind is None and (kind, owner) == (entry.kind, entry.owner):
             return
         entry.charge(now)
+        entry.behind = None
         entry.kind, entry.owner = kind, owner
+
+    def waits_turn(self, job_id: str, now: float) -> None:
+        """The job waits behind the first of its line (`lines_up`), held by what holds it."""
+        entry = self._open[job_id]
+        line = entry.line
+        if entry.start is not None or line is None or entry.behind is line:
+            return
+        entry.charge(now)
+        if entry.leads():
+            line.follow(now, None, None)
+        entry.kind = entry.owner = None
+        entry.behind = line
+        entry.seen = line.read(now)
 
     def started(self, job_id: str, now: float) -> None:
         entry = self._open[job_id]
         if entry.start is None:
             entry.charge(now)
+            _leave_line(entry, now)
             entry.kind = entry.owner = None
             entry.start = now
 
@@ -126,6 +208,7 @@ class OutcomeRecorder:
                cause: str = "") -> None:
         entry = self._open.pop(job_id)
         entry.charge(now)
+        _leave_line(entry, now)
         held = MappingProxyType({k: v for k, v in entry.held.items() if v})
         held_by = MappingProxyType({k: v for k, v in entry.held_by.items() if v})
         start = entry.start if state is JobState.COMPLETED else None
@@ -137,3 +220,10 @@ class OutcomeRecorder:
     def outcomes(self) -> tuple[JobOutcome, ...]:
         """Every closed job, in submission order (open ones are not included)."""
         return tuple(self._done[j] for j in self._order if j in self._done)
+
+
+def _leave_line(entry: _Open, now: float) -> None:
+    """`entry` started or ended: if it led its line, nobody does until the next reports."""
+    if entry.line is not None and entry.leads():
+        entry.line.follow(now, None, None)
+    entry.behind = None

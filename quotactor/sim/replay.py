@@ -194,6 +194,8 @@ class _Replay:
         entry.queue = info.queue_path
         entry.group = self._group(job, info.queue_path)
         self.recorder.placed(job.job_id, entry.queue, entry.group)
+        self.recorder.lines_up(job.job_id, now, (entry.queue, job.user, job.groups,
+                                                 tuple(ask.resource for ask in asks)))
         self.waiting[job.job_id] = entry
         cause = self._never_fits(job, entry)
         if cause is not None:
@@ -315,6 +317,9 @@ class _Replay:
         for job_id in sorted((j for j in changes if j in self.waiting),
                              key=lambda j: self.waiting[j].job.line):
             wait = changes[job_id]
+            if wait is not None and wait.is_turn:
+                self.recorder.waits_turn(job_id, now)  # charged as the first of its line
+                continue
             if wait is not None and wait.kind in ("reservation", "preemption"):
                 # a reserved or preempting ask waits for room on a node
                 self.recorder.waiting(job_id, now, "node", "full nodes")

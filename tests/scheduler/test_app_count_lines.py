@@ -43,13 +43,19 @@ SUE = UserGroup("sue", ("dev",))
 ONE = {"vcore": 1000}
 
 
+def _own(i: int) -> dict[str, int]:
+    """A size of its own for job `i` (a core and `i` millicores): jobs of one user asking
+    the same take turns instead (`tests/scheduler/test_alike.py`), so no line would form."""
+    return {"vcore": 1000 + i}
+
+
 @pytest.mark.parametrize("backlog", [20, 400])
 def test_a_release_looks_at_the_head_of_the_line_only(start_scheduler, looked_at,
                                                       backlog: int) -> None:
     s = start_scheduler(TWO_EACH.format(queue_apps=1000))
     s.add_node("n1", {"vcore": 64000})
     for i in range(backlog):
-        s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
+        s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", _own(i))])
     s.schedule()
     looked_at.clear()
     calls = s.ugm_calls
@@ -81,7 +87,7 @@ def test_a_head_that_goes_away_lets_the_next_in(start_scheduler) -> None:
     s = start_scheduler(TWO_EACH.format(queue_apps=1000))
     s.add_node("n1", {"vcore": 64000})
     for i in range(6):
-        s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
+        s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", _own(i))])
     s.schedule()
     s.remove_application("a0")
     s.remove_application("a2")  # the head woken by a0's end leaves before the next cycle
@@ -95,7 +101,7 @@ def test_a_head_held_by_something_else_lets_the_next_in(start_scheduler) -> None
     s = start_scheduler(TWO_EACH.format(queue_apps=3))
     s.add_node("n1", {"vcore": 64000})
     for i in range(5):
-        s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
+        s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", _own(i))])
     s.submit("b0", UserGroup("bob"), queue="root.work", asks=[Ask("k", ONE)])
     s.schedule()  # a0, a1 and b0 run: the queue is full, sue is at her count
     s.remove_application("a0")

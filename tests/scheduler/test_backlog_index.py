@@ -56,8 +56,8 @@ def _release_another_user(start_scheduler, monkeypatch, backlog: int,
     s = start_scheduler(CONFIG, options=SchedulerOptions(exhaustive_retries=exhaustive))
     s.add_node("n1", {"vcore": 64000})
     s.submit("bob-0", UserGroup("bob"), queue="root.work", asks=[Ask("k", ONE)])
-    for i in range(backlog):
-        s.submit(f"sue-{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    for i in range(backlog):  # each of its own size: alike jobs of one user take turns
+        s.submit(f"sue-{i}", SUE, queue="root.work", asks=[Ask("k", {"vcore": 1000 + i})])
     s.schedule()
     s.schedule()
     sizes = _screened(monkeypatch)
@@ -198,7 +198,8 @@ def test_with_every_node_reserved_no_job_waiting_for_room_is_looked_at(
     assert s.application_view("big-0")["reservations"] == ["n1|k"]
     sizes = _handed(monkeypatch)
     for i in range(50):  # new jobs keep coming: a cycle each, and the node stays reserved
-        s.submit(f"small-{i}", UserGroup("amy"), queue="root.work", asks=[Ask("s", ONE)])
+        s.submit(f"small-{i}", UserGroup("amy"), queue="root.work",
+                 asks=[Ask("s", {"vcore": 1000 + i})])  # not alike: each waits for room
         clock.advance(1)
         assert s.schedule() == []
     if exhaustive:

@@ -56,8 +56,8 @@ def test_a_release_costs_one_refusal_per_user_not_one_per_pending_app(
         start_scheduler, looked_at) -> None:
     s = start_scheduler(CONFIG)
     s.add_node("n1", {"vcore": 64000})
-    for i in range(40):
-        s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    for i in range(40):  # each of its own size: alike jobs of one user take turns
+        s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", {"vcore": 1000 + i})])
     s.schedule()
     counts = _counting(s)
     seen = looked_at
@@ -132,8 +132,8 @@ def test_wait_changes_name_only_the_applications_whose_reason_changed(start_sche
     s = start_scheduler(CONFIG)
     s.add_node("n1", {"vcore": 64000})
     assert s.take_wait_changes() == {}  # starts the recording
-    for i in range(5):
-        s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    for i in range(5):  # each of its own size: alike jobs of one user take turns
+        s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", {"vcore": 1000 + i})])
     s.schedule()
     first = s.take_wait_changes()
     assert sorted(first) == ["a2", "a3", "a4"]
