@@ -140,13 +140,14 @@ class Backlog:
         in the leaf's order)."""
         key = alike_key(app)
         app_id = app.application_id
-        if key is None:
-            self._alike_of.pop(app_id, None)
+        placed = self._alike_of.get(app_id)
+        if placed == (key, order):
             return
-        if self._alike_of.get(app_id) == (key, order):
-            return
-        self._alike_of[app_id] = (key, order)
-        heapq.heappush(self._alike.setdefault(key, []), (order, app_id, app))
+        if placed is not None:
+            self.turn_passed(app)  # it may have been the first of others
+        if key is not None:
+            self._alike_of[app_id] = (key, order)
+            heapq.heappush(self._alike.setdefault(key, []), (order, app_id, app))
 
     def ahead_of(self, app: Application) -> Application | None:
         """The first of the applications alike `app`, if that is not `app` itself.
@@ -178,15 +179,16 @@ class Backlog:
         return None
 
     def turn_passed(self, app: Application) -> None:
-        """`app` started, went away or changed: if it was the first of its alike
+        """`app` started, went away or asks otherwise now: if it was the first of its alike
         applications, the next one's turn has come (it is woken, into `chained`)."""
-        entry = self._alike_of.get(app.application_id)
-        if entry is None:
+        placed = self._alike_of.get(app.application_id)
+        if placed is None:
             return
-        key = entry[0]
+        key = placed[0]
         if _still_pending(app) and not app.tracked and alike_key(app) == key:
             return
         del self._alike_of[app.application_id]
+        self._parkings += 1  # its entry is stale now: a sweep drops it
         first = self._first_alike(key)
         if first is not None and first.wait is not None and first.wait.is_turn:
             self._make_ready(first)
@@ -273,8 +275,6 @@ class Backlog:
         else:
             held.pop(app.application_id, None)
         self.moved_on(app)
-        if wait is None:
-            self.turn_passed(app)
 
     def _settled(self, app: Application) -> bool:
         """Whether the end of a cycle would pass `app` over until one of its counters moves:
@@ -458,6 +458,15 @@ class Backlog:
                 in_line.update((e[2].application_id, (key, e[1])) for e in line)
         self._in_line = in_line
         self._lines = {counter: lines for counter, lines in self._lines.items() if lines}
+        for key in list(self._alike):
+            alike = [e for e in self._alike[key] if self._alike_of.get(e[1]) == (key, e[0])
+                     and _still_pending(e[2])]
+            if alike:
+                heapq.heapify(alike)
+                self._alike[key] = alike
+                kept += len(alike)
+            else:
+                del self._alike[key]
         self._parkings = 0
         self._sweep_at = max(_MIN_SWEEP, 2 * kept)
 

@@ -58,5 +58,7 @@ class Wait:
         who = f" {self.name}" if self.name else ""
         if self.kind in ("reservation", "preemption"):
             return f"ask {self.ask} {self.detail}"
+        if self.is_turn:
+            return f"waits its turn at {self.queue_path}: {self.detail}"
         return f"{self.kind} limit{who} ({self.limit}) at {self.queue_path}: {self.detail}" \
             if self.kind != "node" else f"no node fits ask {self.ask}: {self.detail}"

@@ -17,6 +17,7 @@ from quotactor.sim.packing import Packing
 from quotactor.sim.replay import ReplayOptions, replay
 from quotactor.sim.report import build_report
 from quotactor.sim.result import SimulationResult
+from quotactor.scheduler.backlog import Backlog
 from quotactor.sim.synthetic import generate, parse_synthetic
 
 LIMITS = """\
@@ -239,3 +240,27 @@ def test_no_job_is_left_waiting_on_a_limit_nothing_holds_any_more() -> None:
                      "exceeds group normal's limit: 96 vcore at root.ipsc"}
     assert result.everybody.completed == 17_290
     assert_balanced(result, books)
+
+
+def test_alike_jobs_behind_the_first_are_charged_to_what_holds_it(monkeypatch) -> None:
+    """A user's jobs asking the same take turns (only the first is tried); the replay charges
+    each waiting one to what holds the first back, as it changes, so every job records the
+    same held time by cause as when each is tried (turns switched off)."""
+    workload = jobs(
+        '{"job_id": "big", "user": "bob", "submit": 0, "duration": 150, "tasks": 40}',
+        *(f'{{"job_id": "s{i}", "user": "sue", "submit": 1, "duration": 100, "tasks": 40}}'
+          for i in range(5)),
+    )
+    cluster = uniform_cluster(1, {"vcore": "80"})
+    with_turns, books = run(workload, cluster)
+    assert_balanced(with_turns, books)
+    with monkeypatch.context() as m:
+        m.setattr(Backlog, "ahead_of", lambda self, app: None)
+        without, _ = run(workload, cluster)
+    held = {o.job_id: (o.start, dict(o.held), dict(o.held_by)) for o in with_turns.outcomes}
+    assert held == {o.job_id: (o.start, dict(o.held), dict(o.held_by))
+                    for o in without.outcomes}
+    # s0 and bob's job fill the node; s1 leads sue's line, held first by the full node, then
+    # by sue's limit of 48 vcore; s3 waits behind it and then s2, and is charged alike
+    assert held["s1"][:2] == (101.0, {"node": 2.0, "user": 98.0})
+    assert held["s3"][:2] == (301.0, {"node": 2.0, "user": 298.0})
