@@ -44,6 +44,7 @@ from quotactor.scheduler.application import Application, BlockToken
 from quotactor.scheduler.node import NodeSet
 from quotactor.scheduler.queue import Queue
 from quotactor.scheduler.reasons import Wait
+from quotactor.scheduler.turns import Turns
 
 __all__ = ["Backlog", "Counter"]
 
@@ -56,25 +57,6 @@ LineKey = tuple[Counter, str, Wait, UserGroup]
 user (a group's count is asked after the user's own, so only one user's are alike)."""
 LineEntry = tuple[tuple[Any, ...], int, Application]
 """(the application's order in its leaf, the parking's stamp, the application)."""
-AlikeKey = tuple[str, UserGroup, tuple[tuple[Resource, int, bool], ...]]
-"""Alike applications: new ones of one user in one leaf asking the same (see `ahead_of`)."""
-AlikeEntry = tuple[tuple[Any, ...], str, Application]
-
-
-def alike_key(app: Application) -> AlikeKey | None:
-    """What makes `app` alike others, or None if it is not a plain new application (started,
-    gang, or with an ask for a given node, whose fit is its own)."""
-    if app.tracked or app.gang is not None or app.queue is None or not app.asks:
-        return None
-    shapes = []
-    for pending in app.sorted_asks():
-        ask = pending.ask
-        if ask.required_node is not None or ask.placeholder or ask.task_group:
-            return None
-        shapes.append((ask.resource, ask.priority, ask.allow_preempt_other))
-    return (app.queue_path, app.user, tuple(shapes))
-
-
 def _still_pending(app: Application) -> bool:
     queue = app.queue
     return queue is not None and queue.pending_apps.get(app.application_id) is app
@@ -127,72 +109,26 @@ class Backlog:
         """The rest of a line whose head was woken, waiting for the head's outcome."""
         self._head_of: dict[str, LineKey] = {}
         """Per woken head, the line waiting behind it."""
-        self._alike: dict[AlikeKey, list[AlikeEntry]] = {}
-        """Per key, alike applications in the leaf's order (a heap; stale entries dropped
-        when met)."""
-        self._alike_of: dict[str, tuple[AlikeKey, tuple[Any, ...]]] = {}
+        self.turns = Turns(_still_pending)
+        """A user's alike new applications, in turn (`Turns.ahead_of`)."""
         self.chained: list[Application] = []
         """Applications woken because the head of their line moved on, for the walk to take
         in (`Cycle` drains it after each attempt; the rest find them ready next time)."""
 
     def enlist(self, app: Application, order: tuple[Any, ...]) -> None:
-        """Place a new or changed `app` among its alike applications at `order` (its place
-        in the leaf's order)."""
-        key = alike_key(app)
-        app_id = app.application_id
-        placed = self._alike_of.get(app_id)
-        if placed == (key, order):
-            return
-        if placed is not None:
-            self.turn_passed(app)  # it may have been the first of others
-        if key is not None:
-            self._alike_of[app_id] = (key, order)
-            heapq.heappush(self._alike.setdefault(key, []), (order, app_id, app))
-
-    def ahead_of(self, app: Application) -> Application | None:
-        """The first of the applications alike `app`, if that is not `app` itself.
-
-        A user's new applications in one leaf that ask the same take their turns in the
-        leaf's order: only the first is tried, the others wait behind it (`Wait.is_turn`).
-        No placement is lost by it: whatever holds the first back (its user's or group's
-        limits, its queues', the nodes) holds back the same ask of the same user in the same
-        leaf, and nothing a later one could use is free while the first waits. What it saves
-        is the backlog: a user with thousands of jobs of a few sizes costs a few attempts per
-        event, not one per job, and its waiting jobs do not change reason each time its
-        free slot comes and goes."""
-        entry = self._alike_of.get(app.application_id)
-        if entry is None:
-            return None
-        first = self._first_alike(entry[0])
-        return None if first is None or first is app else first
-
-    def _first_alike(self, key: AlikeKey) -> Application | None:
-        line = self._alike.get(key)
-        while line:
-            order, app_id, app = line[0]
-            if self._alike_of.get(app_id) == (key, order) and _still_pending(app) \
-                    and not app.tracked:
-                return app
-            heapq.heappop(line)
-        if line is not None:
-            del self._alike[key]
-        return None
+        """Place a new or changed `app` among its alike applications (`Turns.enlist`); if it
+        was the first of others and asks otherwise now, the next one's turn comes."""
+        self._woken_turn(self.turns.enlist(app, order))
 
     def turn_passed(self, app: Application) -> None:
         """`app` started, went away or asks otherwise now: if it was the first of its alike
-        applications, the next one's turn has come (it is woken, into `chained`)."""
-        placed = self._alike_of.get(app.application_id)
-        if placed is None:
-            return
-        key = placed[0]
-        if _still_pending(app) and not app.tracked and alike_key(app) == key:
-            return
-        del self._alike_of[app.application_id]
-        self._parkings += 1  # its entry is stale now: a sweep drops it
-        first = self._first_alike(key)
-        if first is not None and first.wait is not None and first.wait.is_turn:
-            self._make_ready(first)
-            self.chained.append(first)
+        applications, the next one's turn has come (woken, into `chained`)."""
+        self._woken_turn(self.turns.passed(app))
+
+    def _woken_turn(self, app: Application | None) -> None:
+        if app is not None:
+            self._make_ready(app)
+            self.chained.append(app)
 
     def released(self, app: Application) -> None:
         """`app` gave something back: wake what waits on its user, groups, queues, anywhere."""
@@ -362,7 +298,7 @@ class Backlog:
         until then, settled, it is not screened. Sweeps when enough parkings piled up."""
         if self._settled(app):
             self._active[app.queue_path].pop(app.application_id, None)
-        if self._parkings >= self._sweep_at:
+        if self._parkings + self.turns.dropped >= self._sweep_at:
             self._sweep()
 
     def queue_up(self, app: Application, counter: Counter, order: tuple[Any, ...]) -> None:
@@ -458,15 +394,7 @@ class Backlog:
                 in_line.update((e[2].application_id, (key, e[1])) for e in line)
         self._in_line = in_line
         self._lines = {counter: lines for counter, lines in self._lines.items() if lines}
-        for key in list(self._alike):
-            alike = [e for e in self._alike[key] if self._alike_of.get(e[1]) == (key, e[0])
-                     and _still_pending(e[2])]
-            if alike:
-                heapq.heapify(alike)
-                self._alike[key] = alike
-                kept += len(alike)
-            else:
-                del self._alike[key]
+        kept += self.turns.sweep()
         self._parkings = 0
         self._sweep_at = max(_MIN_SWEEP, 2 * kept)
 

@@ -287,7 +287,7 @@ class Cycle:
     def _blockers(self, app: Application) -> set[tuple[str, str]] | None:
         """The counters every ask of `app` waits on, or None when one ask is worth trying."""
         if app.wait is not None and app.wait.is_turn and not app.tracked:
-            return set() if self.p.backlog.ahead_of(app) is not None else None
+            return set() if self.p.backlog.turns.ahead_of(app) is not None else None
         accounting = self.p.accounting
         unfit = self.p.nodes.known_unfit
         counters: set[tuple[str, str]] = set()
@@ -331,7 +331,7 @@ class Cycle:
         p.backlog.activate(app)
         newly = not app.tracked
         if newly:
-            if p.backlog.ahead_of(app) is not None:
+            if p.backlog.turns.ahead_of(app) is not None:
                 self._wait_turn(app)
                 return None
             held = self._counts_hold(leaf, app)
@@ -438,7 +438,7 @@ class Cycle:
         return Wait("node", "", app.queue_path, "capacity", detail, key)
 
     def _wait_turn(self, app: Application) -> None:
-        """An earlier alike application goes first (`Backlog.ahead_of`): `app` waits for its
+        """An earlier alike application goes first (`Turns.ahead_of`): `app` waits for its
         turn, untried."""
         user = app.user.user
         key = next(iter(app.sorted_asks())).ask.key

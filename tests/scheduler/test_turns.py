@@ -16,7 +16,7 @@ import pytest
 
 from quotactor import UserGroup
 from quotactor.scheduler import Ask, SchedulerOptions, VirtualClock
-from quotactor.scheduler.backlog import Backlog
+from quotactor.scheduler.turns import Turns
 
 LIMITS = """
 partitions:
@@ -103,7 +103,7 @@ def test_turns_change_no_placement(start_scheduler, monkeypatch, seed: int) -> N
     assert turns > 0, "alike applications waited their turn"
     assert _play(start_scheduler, ops, exhaustive=True)[0] == with_turns
     with monkeypatch.context() as m:
-        m.setattr(Backlog, "ahead_of", lambda self, app: None)
+        m.setattr(Turns, "ahead_of", lambda self, app: None)
         without, none = _play(start_scheduler, ops)
     assert none == 0
     assert without == with_turns
@@ -183,3 +183,20 @@ def test_only_the_first_of_alike_applications_reserves_a_node(start_scheduler,
     for app_id in ("big-1", "big-2"):
         assert s.application_view(app_id)["reservations"] == []
         assert s.why_pending(app_id).is_turn
+
+
+def test_applications_that_went_away_leave_the_turns(start_scheduler) -> None:
+    """Alike applications removed while they wait their turn are dropped by the backlog's
+    sweep, even when their line never moves again."""
+    s = start_scheduler(LIMITS)
+    s.add_node("n1", {"vcore": 64000})
+    turns = s._partition("default").backlog.turns
+    for i in range(2):
+        s.submit(f"runs-{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
+    for i in range(3000):
+        s.submit(f"a{i}", SUE, queue="root.work", asks=[Ask("k", ONE)])
+        s.schedule()
+        if i:
+            assert s.why_pending(f"a{i}").is_turn
+            s.remove_application(f"a{i}")
+    assert turns.listed() <= 2048, "removed applications stayed in the turns"

@@ -8,6 +8,7 @@ import pytest
 
 from quotactor.core.resources import Resource
 from quotactor.scheduler import Scheduler, VirtualClock
+from quotactor.scheduler.turns import Turns
 from quotactor.sim.cluster import ClusterSpec, uniform_cluster
 from quotactor.sim.demo import demo_cluster, demo_workload, tight_config_text
 from quotactor.sim.jobfile import parse_jsonl
@@ -17,7 +18,6 @@ from quotactor.sim.packing import Packing
 from quotactor.sim.replay import ReplayOptions, replay
 from quotactor.sim.report import build_report
 from quotactor.sim.result import SimulationResult
-from quotactor.scheduler.backlog import Backlog
 from quotactor.sim.synthetic import generate, parse_synthetic
 
 LIMITS = """\
@@ -255,7 +255,7 @@ def test_alike_jobs_behind_the_first_are_charged_to_what_holds_it(monkeypatch) -
     with_turns, books = run(workload, cluster)
     assert_balanced(with_turns, books)
     with monkeypatch.context() as m:
-        m.setattr(Backlog, "ahead_of", lambda self, app: None)
+        m.setattr(Turns, "ahead_of", lambda self, app: None)
         without, _ = run(workload, cluster)
     held = {o.job_id: (o.start, dict(o.held), dict(o.held_by)) for o in with_turns.outcomes}
     assert held == {o.job_id: (o.start, dict(o.held), dict(o.held_by))
