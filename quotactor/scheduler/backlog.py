@@ -29,6 +29,11 @@ started, something else holds it now, or it went away): a user with a thousand j
 `maxApplications: 4` costs a few attempts per release, not a thousand, and each job records
 exactly the reasons it would had all of them been woken (the reference mode,
 `SchedulerOptions.exhaustive_retries`, still wakes them all and settles nothing).
+
+A user's new applications that ask alike take turns (`quotactor/scheduler/turns.py`): only
+the first of them is tried, the others wait untried, parked on nothing, and the backlog wakes
+the next when the first starts, goes away or asks otherwise (`turn_passed`). That is part of
+what the scheduler decides, not of the index, so the reference mode keeps turns too.
 """
 
 from __future__ import annotations

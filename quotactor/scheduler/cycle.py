@@ -19,6 +19,8 @@ for the rest of the cycle (nothing is released during a cycle), so after the fir
 user's other new applications in that leaf are held back with the same reason without asking
 again, and those still to come wait in a line (see `Accounting.queue_up`) that a release opens
 one application at a time: after a release the cost is a refusal per user, not one per job.
+Before that, a new application whose user has an earlier one asking alike in the same leaf
+waits its turn untried (`quotactor/scheduler/turns.py`).
 """
 
 from __future__ import annotations
