@@ -62,6 +62,8 @@ LineKey = tuple[Counter, str, Wait, UserGroup]
 user (a group's count is asked after the user's own, so only one user's are alike)."""
 LineEntry = tuple[tuple[Any, ...], int, Application]
 """(the application's order in its leaf, the parking's stamp, the application)."""
+
+
 def _still_pending(app: Application) -> bool:
     queue = app.queue
     return queue is not None and queue.pending_apps.get(app.application_id) is app

@@ -17,7 +17,9 @@ class Wait:
     """An application's pending ask is held back by a user, group or queue limit, or by nodes.
 
     `name` is the user, group or queue path that holds it (empty for `node`); `limit` says
-    whether resources or the number of applications is the problem (`capacity` for nodes).
+    whether resources or the number of applications is the problem (`capacity` for nodes;
+    `turn` for an application that waits behind an earlier alike one of its user, untried:
+    `quotactor/scheduler/turns.py`).
     `reservation`: the ask holds a node and waits for room on it (`name` is the node);
     `preemption`: victims were chosen for the ask and their release is awaited.
     """
@@ -41,7 +43,7 @@ class Wait:
 
     @property
     def is_turn(self) -> bool:
-        """An earlier alike application of the same user goes first (see `Backlog.ahead_of`)."""
+        """An earlier alike application of the same user goes first (see `Turns.ahead_of`)."""
         return self.limit == "turn"
 
     @property

@@ -187,6 +187,14 @@ class OutcomeRecorder:
         entry.behind = line
         entry.seen = line.read(now)
 
+    def leaves_line(self, job_id: str, now: float) -> None:
+        """The job started in part (its first allocation, not its last): it no longer takes
+        turns with its alike jobs, so its reasons no longer stand for theirs."""
+        entry = self._open[job_id]
+        entry.charge(now)
+        _leave_line(entry, now)
+        entry.line = None
+
     def started(self, job_id: str, now: float) -> None:
         entry = self._open[job_id]
         if entry.start is None:

@@ -234,6 +234,8 @@ class _Replay:
                     continue
                 self.timeline.change(now, entry.job.user, entry.group, entry.queue,
                                      allocation.resource, 0 if entry.held else 1)
+                if not entry.held:
+                    self.recorder.leaves_line(entry.job.job_id, now)
                 entry.held = entry.held + allocation.resource
                 entry.missing -= 1
                 if entry.missing == 0:

@@ -12,8 +12,8 @@ from quotactor.scheduler.turns import Turns
 from quotactor.sim.cluster import ClusterSpec, uniform_cluster
 from quotactor.sim.demo import demo_cluster, demo_workload, tight_config_text
 from quotactor.sim.jobfile import parse_jsonl
-from quotactor.sim.jobs import Workload
-from quotactor.sim.outcomes import JobState
+from quotactor.sim.jobs import Job, TaskGroup, Workload
+from quotactor.sim.outcomes import JobState, OutcomeRecorder
 from quotactor.sim.packing import Packing
 from quotactor.sim.replay import ReplayOptions, replay
 from quotactor.sim.report import build_report
@@ -264,3 +264,23 @@ def test_alike_jobs_behind_the_first_are_charged_to_what_holds_it(monkeypatch) -
     # by sue's limit of 48 vcore; s3 waits behind it and then s2, and is charged alike
     assert held["s1"][:2] == (101.0, {"node": 2.0, "user": 98.0})
     assert held["s3"][:2] == (301.0, {"node": 2.0, "user": 298.0})
+
+
+def test_a_job_started_in_part_no_longer_speaks_for_its_line() -> None:
+    """The recorder charges a job waiting its turn by what the first of its line reports;
+    once that first holds part of what it asked for, it takes no turns any more (the next
+    job's turn has come), so its own waits are not charged to the job behind it."""
+    recorder = OutcomeRecorder()
+    task = (TaskGroup("tasks", 2, Resource({"vcore": 1000})),)
+    for job_id in ("a", "b"):
+        recorder.submitted(Job(job_id, "sue", (), "root.work", 0.0, 10.0, task), None)
+        recorder.lines_up(job_id, 0.0, "sue's line")
+    recorder.waiting("a", 0.0, "node", "full nodes")
+    recorder.waits_turn("b", 0.0)
+    recorder.leaves_line("a", 5.0)
+    recorder.waiting("a", 5.0, "user", "user sue's resources limit")
+    recorder.waiting("b", 8.0, "queue", "queue root.work's applications limit")
+    recorder.started("b", 12.0)
+    recorder.finished("b", 22.0)
+    held = {o.job_id: dict(o.held) for o in recorder.outcomes()}
+    assert held["b"] == {"node": 5.0, "queue": 4.0}
