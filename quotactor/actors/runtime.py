@@ -554,13 +554,20 @@ def holding(actors: Sequence[Actor[Any]], work: Callable[[list[int]], T]) -> T:
         _held.depth -= 1
         for position in held:
             actor = actors[position]
-            if actor._items or actor._let_go():  # messages arrived meanwhile: still ours
-                if actor.handlers_wait:  # it may wait, and this thread still holds the rest
-                    actor._pool.schedule(actor._run_batch)
-                else:
-                    # What arrived meanwhile (another batch's group changes, whose sender
-                    # waits), run here as `_handle_inline` does: it never waits.
-                    actor._finish(_BATCH)
+            if not actor._items:  # `_let_go` inline: release, then look again
+                del _claims[actor]
+                if not actor._items or actor._stopped or claim(actor, held) is not held:
+                    continue
+                if actor._stopped:
+                    del _claims[actor]
+                    continue
+            # messages arrived meanwhile: the actor is still (or again) this thread's
+            if actor.handlers_wait:  # it may wait, and this thread still holds the rest
+                actor._pool.schedule(actor._run_batch)
+            else:
+                # What arrived meanwhile (another batch's group changes, whose sender
+                # waits), run here as `_handle_inline` does: it never waits.
+                actor._finish(_BATCH)
 
 
 def unguarded(operation: Callable[[], T]) -> T:
