@@ -28,11 +28,14 @@ Invariants (every change to this module must keep them):
 5. Every wait has the caller's timeout. A timed-out message is not withdrawn: it is handled,
    whole, later; the caller learns only that it has no answer yet.
 6. A handler may wait only on actors whose handlers never wait (`handlers_wait = False`), on
-   a pool of their own, so a wait always ends.
-7. A thread may hold several actors at once only through `holding`: it claims those that are
-   idle (never waiting for a claim: a busy one is left out, for the caller to send its message
-   to once it holds nothing), runs one piece of work that may wait only as a handler may
-   (invariant 6), and releases every claim in the `finally` of that same frame.
+   a pool of their own, so a wait always ends. (A thread holding such actors waits only in
+   `holding_in_order`, for the next one in one global order: that wait ends too.)
+7. A thread may hold several actors at once only through `holding` or `holding_in_order`:
+   `holding` claims those that are idle (never waiting for a claim: a busy one is left out,
+   for the caller to send its message to once it holds nothing); `holding_in_order` claims
+   actors whose handlers never wait in one global order, waiting for a busy one's turn (its
+   holder hands the claim over as it lets go). Each runs one piece of work that may wait only
+   as a handler may (invariant 6), and releases every claim in the `finally` of that frame.
 
 Claims without a lock. A claim is an entry in the module's dictionary `_claims` (actor ->
 the claim's ticket, a fresh object), taken by `_claims.setdefault(actor, ticket) is ticket`
@@ -69,6 +72,7 @@ from __future__ import annotations
 import itertools
 import queue
 import threading
+import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from threading import get_ident
@@ -79,7 +83,8 @@ from quotactor.logs import get_logger
 
 __all__ = [
     "BUSY", "Actor", "Busy", "Reply", "WorkerPool", "answer", "call", "deliver", "here", "holding",
-    "live_actors", "on_main_thread", "stop", "stop_now", "submit", "Submitted", "unguarded",
+    "holding_in_order", "live_actors", "on_main_thread", "stop", "stop_now", "submit",
+    "Submitted", "unguarded",
 ]
 
 T = TypeVar("T")
@@ -205,6 +210,30 @@ class _Stop:
 
 
 _STOP = _Stop()
+
+
+class _Handover:
+    """A waiter's turn (`holding_in_order`): whoever takes it off the inbox, holding the actor,
+    hands the claim to the waiter instead of running or releasing anything more, unless the
+    waiter gave up first. Who settles it is decided once, as `messages.Ticket` does: each side
+    appends its name (one atomic `list.append`) and the first name in the list wins."""
+
+    __slots__ = ("_sides",)
+
+    def __init__(self) -> None:
+        self._sides: list[str] = []
+
+    def take(self) -> bool:
+        """The holder's side: True if the waiter still waits (it gets the claim)."""
+        sides = self._sides
+        sides.append("holder")
+        return sides[0] == "holder"
+
+    def abandon(self) -> bool:
+        """The waiter's side: True if it gave up before the holder handed the claim over."""
+        sides = self._sides
+        sides.append("waiter")
+        return sides[0] == "waiter"
 _live: Counter[str] = Counter()
 _live_lock = threading.Lock()
 
@@ -387,6 +416,11 @@ class Actor(Generic[M_contra]):
                 return
             budget -= 1
             message, reply = envelope
+            if type(message) is _Handover:
+                if message.take():  # the claim is the waiter's now: not released here
+                    reply.set(None)  # type: ignore[union-attr]  # a handover has its reply
+                    return
+                continue  # its waiter gave up: on with the inbox
             try:
                 answer = self._dispatch(message)
             except BaseException as exc:
@@ -528,7 +562,8 @@ def holding(actors: Sequence[Actor[Any]], work: Callable[[list[int]], T]) -> T:
     `work` then gets no position, and the caller sends every message.
 
     `work` runs the held actors' steps as their handlers would, and may wait only on actors
-    whose handlers never wait: their holders never wait on anything, so no cycle can form. A
+    whose handlers never wait: their holders wait on nothing, or only for a later turn in
+    `holding_in_order`'s order, which ends (see there), so no cycle can form. A
     release runs the messages that arrived for an actor meanwhile on this thread when its
     handlers never wait (another batch's group changes: their sender is waiting, and a hand-off
     to the pool would cost it a thread switch more), as `_handle_inline` does; otherwise (its
@@ -552,22 +587,83 @@ def holding(actors: Sequence[Actor[Any]], work: Callable[[list[int]], T]) -> T:
         return work(held)
     finally:
         _held.depth -= 1
-        for position in held:
-            actor = actors[position]
-            if not actor._items:  # `_let_go` inline: release, then look again
+        _release(actors, held, held)
+
+
+def _release(actors: Sequence[Actor[Any]], held: list[int], ticket: object) -> None:
+    """Let go of `actors[i]` for every i in `held` (`_let_go` inline; `ticket` is the one a
+    claim taken again here is made with): what arrived meanwhile runs on this thread for an
+    actor whose handlers never wait (another batch's group changes, whose sender waits, as
+    `_handle_inline` does), goes to the pool for one that may wait (this thread may still hold
+    others); a waiter's turn (`_Handover`) there passes the claim on."""
+    claim = _claims.setdefault
+    for position in held:
+        actor = actors[position]
+        if not actor._items:  # release, then look again
+            del _claims[actor]
+            if not actor._items or actor._stopped or claim(actor, ticket) is not ticket:
+                continue
+            if actor._stopped:
                 del _claims[actor]
-                if not actor._items or actor._stopped or claim(actor, held) is not held:
-                    continue
-                if actor._stopped:
-                    del _claims[actor]
-                    continue
-            # messages arrived meanwhile: the actor is still (or again) this thread's
-            if actor.handlers_wait:  # it may wait, and this thread still holds the rest
-                actor._pool.schedule(actor._run_batch)
-            else:
-                # What arrived meanwhile (another batch's group changes, whose sender
-                # waits), run here as `_handle_inline` does: it never waits.
-                actor._finish(_BATCH)
+                continue
+        # messages arrived meanwhile: the actor is still (or again) this thread's
+        if actor.handlers_wait:
+            actor._pool.schedule(actor._run_batch)
+        else:
+            actor._finish(_BATCH)
+
+
+def holding_in_order(
+    actors: Sequence[Actor[Any]], deadline: float, work: Callable[[], T]
+) -> T | Busy:
+    """Claim every one of `actors` (distinct, handlers that never wait, in one global order
+    that every caller of this uses), waiting for each busy one in turn, then run `work()`
+    holding them all and release them all; `BUSY` (nothing held, nothing run) if one was not
+    handed over by `deadline` (`time.monotonic()`) or is stopped, and on the main thread.
+
+    A busy actor's turn is a `_Handover` queued in its inbox: its holder, letting go, runs what
+    was sent before it, then hands the claim over (the waiter's wait ends without a claim being
+    released and won again). Why every wait ends (no deadlock): a thread waits here while it
+    holds user trackers and the actors of `actors` before the one it waits for, never others;
+    whoever holds an actor of `actors` either never waits while holding it (a handler that
+    never waits, `holding`'s work, a known-user call) or is a caller of this, waiting for an
+    actor later in the order. A cycle of waits would need someone to wait for an actor earlier
+    than one it holds, and nobody waits for a user tracker while holding one of `actors`. So
+    the chain of waits ends at a holder that does not wait, and `work` may wait only as a
+    handler may (invariant 7). A waiter that gives up (`deadline`) abandons its turn; if the
+    holder took it first, the claim is already on its way and the waiter takes it. Never on the
+    main thread (invariant 2), so no interrupt lands between a claim and its release.
+    """
+    if _guarded():
+        return BUSY
+    held: list[int] = []
+    _held.depth += 1
+    try:
+        for position, actor in enumerate(actors):
+            if not actor._claim() and not _handed_over(actor, deadline):
+                return BUSY
+            held.append(position)
+        return work()
+    finally:
+        _held.depth -= 1
+        _release(actors, held, held)
+
+
+def _handed_over(actor: Actor[Any], deadline: float) -> bool:
+    """Queue a turn for `actor` and wait until its holder hands the claim over (True), or
+    until `deadline` or its stop (False: not claimed)."""
+    turn = _Handover()
+    reply: Reply[None] = Reply()
+    actor._post(turn, reply)
+    try:
+        reply.get(max(0.0, deadline - time.monotonic()))
+    except OperationTimeout:
+        if turn.abandon():
+            return False
+        reply.get(None)  # the holder took the turn first: the claim is on its way
+    except ActorStopped:
+        return False
+    return True
 
 
 def unguarded(operation: Callable[[], T]) -> T:
