@@ -31,7 +31,7 @@ from itertools import compress
 from operator import itemgetter
 
 from quotactor.actors.group_tracker import GroupTrackerActor
-from quotactor.actors.messages import UserBatch, UserDecrease, UserIncrease
+from quotactor.actors.messages import Routing, UserBatch, UserDecrease, UserIncrease
 from quotactor.actors.runtime import BUSY, call, holding, holding_in_order
 from quotactor.actors.user_tracker import Result, UserChange, UserTrackerActor, decide
 from quotactor.core.tracker import (
@@ -57,18 +57,16 @@ C-level getters, so that grouping and splitting a batch's items by tracker runs 
 per item."""
 
 
-def deliver_batch(
-    routed: Sequence[Routed], results: list[Result], deadline: float
-) -> Exception | None:
+def deliver_batch(routing: Routing, results: list[Result], deadline: float) -> Exception | None:
     """Decide every routed item, writing each answer at its position in `results`; the first
     item's failure, if any (every item is decided all the same)."""
-    users = list(dict.fromkeys(map(_TRACKER, routed)))
+    routed, users = routing.routed, routing.users
     failures: list[Exception] = []
     busy: dict[UserTrackerActor, list[UserChange]] = {}
 
     def with_users(held: list[int]) -> None:
         mine: Sequence[Routed] = routed
-        mine_users = users
+        groups = routing.groups  # those the items name, each once: all of them are `mine`
         if len(held) < len(users):
             mine_users = [users[i] for i in held]
             mine, others = _split(routed, set(mine_users).__contains__)
@@ -76,9 +74,9 @@ def deliver_batch(
                 busy.setdefault(ref, []).append(msg)
             if not mine:
                 return
-        named = dict.fromkeys(map(_GROUP_REF, map(_MESSAGE, mine)))
-        named.pop(None, None)
-        groups: list[GroupTrackerActor] = list(named)  # None popped
+            named = dict.fromkeys(map(_GROUP_REF, map(_MESSAGE, mine)))
+            named.pop(None, None)
+            groups = list(named)  # None popped
         later = holding(groups, lambda gheld: _decide_held(mine, groups, gheld, results,
                                                            failures))
         if later and not _decide_in_turn(later, results, failures, deadline):

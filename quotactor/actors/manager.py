@@ -257,16 +257,18 @@ class ManagerActor(Actor[ManagerMessage]):
         the group choice) runs before the item's first change.
         """
         if msg.ticket is not None and not msg.ticket.take():
-            return Routing([], [])  # the sender gave up waiting: route nothing of it
+            return Routing([], [], [], [])  # the sender gave up waiting: route nothing
         routed: list[tuple[UserTrackerActor, UserIncrease | UserDecrease]] = []
         refused: list[tuple[int, Exception]] = []
         ignored: list[tuple[str, str, tuple[str, ...]]] = []
-        route(self.views, msg.items, self.applied.table, routed, refused,
-              ignored)
+        users: list[UserTrackerActor] = []
+        groups: list[GroupTrackerActor] = []
+        route(self.views, msg.items, self.applied.table, routed, refused, ignored, users,
+              groups)
         for name, app, parts in ignored:
             self.log.warning("decrease_ignored", user=name, app=app, queue=".".join(parts),
                              reason="unknown user")
-        return Routing(routed, refused)
+        return Routing(routed, refused, users, groups)
 
     def _read_reports(self) -> None:
         """Act on the trackers' reports, oldest first (only the manager's handler pops them)."""

@@ -30,7 +30,7 @@ class Views:
     that tracker's state (the manager keeps each pair in step); `links` maps a user to its
     applications' groups, `owners` an application id to its user. `new_user` and `new_group`
     list a live tracker for a name that has none (and return it); `forgot` forgets an idle
-    user's links (True if it was idle).
+    user's links (True if it was idle). `stamp` numbers the routes (see `route`).
     """
 
     def __init__(
@@ -53,6 +53,7 @@ class Views:
         self.forgot = forgot
         self.increase = increase
         self.decrease = decrease
+        self.stamp = 0
 
     def release(self) -> None:
         """Drop the callbacks (the manager's bound methods: a cycle through the manager that
@@ -72,11 +73,15 @@ def _stopped_forgot(name: str) -> bool:
 def route(
     views: Views, items: Sequence[tuple[Any, ...]], table: LimitTable,
     routed: list[tuple[Any, Any]], refused: list[tuple[int, Exception]],
-    ignored: list[tuple[str, str, tuple[str, ...]]],
+    ignored: list[tuple[str, str, tuple[str, ...]]], users_named: list[Any],
+    groups_named: list[Any],
 ) -> None:
     """Route every item as if sent alone, in order, appending to `routed` each routed item's
     (user tracker, message), to `refused` each item refused before routing (position, error)
-    and to `ignored` each decrease of a user with nothing tracked (user, app, parts).
+    and to `ignored` each decrease of a user with nothing tracked (user, app, parts); and to
+    `users_named` and `groups_named` each user and group tracker the routed items name, once,
+    in the order first named (what a batch claims: a state's `mark` says whether this route
+    named it already, as the manager routes one batch at a time).
 
     An increase is (parts, app, usage, user); a decrease (parts, app, usage, user,
     remove_app). An item refused (an application id of another user, a failing group choice)
@@ -87,6 +92,7 @@ def route(
     groups, group_states = views.groups, views.group_states
     links, owners, forgot = views.links, views.owners, views.forgot
     new = tuple.__new__
+    stamp = views.stamp = views.stamp + 1
     position = -1
     for item in items:
         position += 1
@@ -121,6 +127,9 @@ def route(
                 else:
                     user = users[name]
                 user_state.routed += 1
+                if user_state.mark != stamp:
+                    user_state.mark = stamp
+                    users_named.append(user)
                 group_ref: object = None
                 group_state: GroupTrackerState | None = None
                 if group is not None:
@@ -131,6 +140,9 @@ def route(
                     else:
                         group_ref = groups[group]
                     group_state.routed += 1
+                    if group_state.mark != stamp:
+                        group_state.mark = stamp
+                        groups_named.append(group_ref)
                 if app_links is None:
                     app_links = {}
                     links[name] = app_links
@@ -148,6 +160,10 @@ def route(
                 ignored.append((name, app, parts))
                 continue
             user_state.routed += 1  # before the links change
+            user = users[name]
+            if user_state.mark != stamp:
+                user_state.mark = stamp
+                users_named.append(user)
             app_links = links.get(name)
             group = None if app_links is None else app_links.get(app)
             remove_app: bool = item[4]
@@ -165,7 +181,10 @@ def route(
                 else:
                     group_ref = groups[group]
                     group_state.routed += 1
-            routed.append((users[name], new(views.decrease, (
+                    if group_state.mark != stamp:
+                        group_state.mark = stamp
+                        groups_named.append(group_ref)
+            routed.append((user, new(views.decrease, (
                 position, parts, app, item[2], group, group_ref, remove_app, user_state,
                 group_state))))
         except Exception as exc:

@@ -36,9 +36,10 @@ class TrackerState:
     it empty with nothing else routed to it (both written only by the thread holding the
     tracker's claim). Plain counts kept here, on the state the compiled route and the
     compiled batch decisions already hold, so that they update them without reaching for an
-    actor."""
+    actor. `mark` is the route's: the stamp of the last route that named the tracker (each
+    route lists the trackers it names once, without a set)."""
 
-    __slots__ = ("handled", "idle_at", "name", "root", "routed")
+    __slots__ = ("handled", "idle_at", "mark", "name", "root", "routed")
 
     kind: ClassVar[Literal["user", "group"]]
 
@@ -48,6 +49,7 @@ class TrackerState:
         self.routed = 0
         self.handled = 0
         self.idle_at = -1
+        self.mark = -1
 
     def is_empty(self) -> bool:
         """No usage and no running application: the tracker can be retired."""
