@@ -49,11 +49,11 @@ of the steps gives:
 - No message is stranded. A sender appends its message, then tries to claim the actor (and
   hands it to its pool if it wins); a holder releases only after finding the inbox empty,
   and after `del` looks at the inbox again and, if a message is there, tries to claim the
-  actor again (`_let_go`). If the sender's append comes after the holder's second look, the
-  holder's `del` came before the sender's claim, which then finds the actor free (or another
-  thread's claim, whose holder looks again when it lets go). Either way, while a message
-  waits and the actor is not stopped, some thread holds the claim or is about to try it,
-  and whoever wins runs or schedules it.
+  actor again (`Actor._next`, `_release`). If the sender's append comes after the holder's
+  second look, the holder's `del` came before the sender's claim, which then finds the actor
+  free (or another thread's claim, whose holder looks again when it lets go). Either way,
+  while a message waits and the actor is not stopped, some thread holds the claim or is
+  about to try it, and whoever wins runs or schedules it.
 - Order. A thread that claims an actor to run its own message inline (`_claim`, `holding`)
   and finds messages already waiting does not jump them: it hands the actor, still claimed,
   to its pool and counts it busy (its own message then goes behind them), as the locked
@@ -332,20 +332,6 @@ class Actor(Generic[M_contra]):
             self._pool.schedule(self._run_batch)
 
     @final
-    def _let_go(self) -> bool:
-        """Release the claim (its holder found the inbox empty); True if a message arrived
-        meanwhile and this thread claimed the actor again, to run it or give it to the pool."""
-        del _claims[self]
-        if not self._items or self._stopped:
-            return False
-        if _claims.setdefault(self, ticket := next(_tickets)) is not ticket:
-            return False  # another holder: it looks at the inbox when it lets go
-        if self._stopped:
-            del _claims[self]
-            return False
-        return True
-
-    @final
     def _next(self, budget: int) -> Envelope | None:
         """The next message within `budget`; or None, and the actor is released (given to
         its pool when messages are waiting beyond the budget)."""
@@ -353,11 +339,19 @@ class Actor(Generic[M_contra]):
             del _claims[self]
             return None
         items = self._items
-        if items or self._let_go():
-            # only the holder takes messages off a live actor's inbox: it is not empty
-            if budget > 0:
-                return items.popleft()
-            self._pool.schedule(self._run_batch)
+        if not items:  # let go, then look again (every inline handler ends here)
+            del _claims[self]
+            if not items or self._stopped:
+                return None
+            if _claims.setdefault(self, ticket := next(_tickets)) is not ticket:
+                return None  # another holder: it looks at the inbox when it lets go
+            if self._stopped:
+                del _claims[self]
+                return None
+        # only the holder takes messages off a live actor's inbox: it is not empty
+        if budget > 0:
+            return items.popleft()
+        self._pool.schedule(self._run_batch)
         return None
 
     @final
@@ -591,7 +585,7 @@ def holding(actors: Sequence[Actor[Any]], work: Callable[[list[int]], T]) -> T:
 
 
 def _release(actors: Sequence[Actor[Any]], held: list[int], ticket: object) -> None:
-    """Let go of `actors[i]` for every i in `held` (`_let_go` inline; `ticket` is the one a
+    """Let go of `actors[i]` for every i in `held` (as `Actor._next` does; `ticket` is the one a
     claim taken again here is made with): what arrived meanwhile runs on this thread for an
     actor whose handlers never wait (another batch's group changes, whose sender waits, as
     `_handle_inline` does), goes to the pool for one that may wait (this thread may still hold
