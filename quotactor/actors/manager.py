@@ -182,9 +182,9 @@ class ManagerActor(Actor[ManagerMessage]):
         self.reports: deque[Relink] = deque()
         self.idle: set[UserTrackerActor | GroupTrackerActor] = set()
         self.log = log.bind(partition=partition)
-        self.views = Views(partition, self.users, self.user_states, self.groups,
-                           self.group_states, self.links, self.owners, self._user,
-                           self._group, self._forgot, UserIncrease, UserDecrease)
+        self.views = Views(partition, self.user_states, self.group_states, self.links,
+                           self.owners, self._user, self._group, self._forgot, UserIncrease,
+                           UserDecrease)
 
     def handle(self, message: ManagerMessage) -> Any:
         if self.reports:
@@ -230,6 +230,7 @@ class ManagerActor(Actor[ManagerMessage]):
                 self.user_pool, name, self.reports, self.idle)
             self.users[name] = ref
             self.user_states[name] = ref.state
+            ref.state.tracker = ref  # while listed (see `TrackerState`)
         return ref
 
     def _group(self, name: str) -> GroupTrackerActor:
@@ -242,6 +243,7 @@ class ManagerActor(Actor[ManagerMessage]):
                 self.group_pool, name, self.idle)
             self.groups[name] = ref
             self.group_states[name] = ref.state
+            ref.state.tracker = ref
         return ref
 
     def _route(self, msg: Route) -> Routing:
@@ -338,7 +340,7 @@ class ManagerActor(Actor[ManagerMessage]):
         oldest beyond that is stopped.
         """
         warm[name] = slots.pop(name)
-        (self.user_states if slots is self.users else self.group_states).pop(name)
+        (self.user_states if slots is self.users else self.group_states).pop(name).tracker = None
         if len(warm) > WARM_TRACKERS:
             stop_now(warm.popitem(last=False)[1])
         self.retired += 1
@@ -413,6 +415,8 @@ class ManagerActor(Actor[ManagerMessage]):
         )
         self.users.clear()
         self.groups.clear()
+        for state in (*self.user_states.values(), *self.group_states.values()):
+            state.tracker = None
         self.user_states.clear()
         self.group_states.clear()
         self.warm_users.clear()

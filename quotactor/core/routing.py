@@ -26,8 +26,8 @@ __all__ = ["Views", "route"]
 class Views:
     """The manager's views a route reads and changes, and its callbacks.
 
-    `users` and `groups` map a name to its live tracker, `user_states` and `group_states` to
-    that tracker's state (the manager keeps each pair in step); `links` maps a user to its
+    `user_states` and `group_states` map a name to its live tracker's state, which names the
+    tracker (`TrackerState.tracker`, the manager keeps them in step); `links` maps a user to its
     applications' groups, `owners` an application id to its user. `new_user` and `new_group`
     list a live tracker for a name that has none (and return it); `forgot` forgets an idle
     user's links (True if it was idle). `stamp` numbers the routes (see `route`).
@@ -35,16 +35,13 @@ class Views:
 
     def __init__(
         self, partition: str,
-        users: dict[str, Any], user_states: dict[str, UserTrackerState],
-        groups: dict[str, Any], group_states: dict[str, GroupTrackerState],
+        user_states: dict[str, UserTrackerState], group_states: dict[str, GroupTrackerState],
         links: dict[str, dict[str, str | None]], owners: dict[str, str],
         new_user: Callable[[str], object], new_group: Callable[[str], object],
         forgot: Callable[[str], bool], increase: type, decrease: type,
     ) -> None:
         self.partition = partition
-        self.users = users
         self.user_states = user_states
-        self.groups = groups
         self.group_states = group_states
         self.links = links
         self.owners = owners
@@ -88,8 +85,7 @@ def route(
     changes nothing: what can fail runs before its first change. A tracker's `routed` count
     goes up before that user's links or owners change (see `quotactor.actors.known`).
     """
-    users, user_states = views.users, views.user_states
-    groups, group_states = views.groups, views.group_states
+    user_states, group_states = views.user_states, views.group_states
     links, owners, forgot = views.links, views.owners, views.forgot
     new = tuple.__new__
     stamp = views.stamp = views.stamp + 1
@@ -122,10 +118,9 @@ def route(
                 # `routed` first, then the links.
                 user_state = user_states.get(name)
                 if user_state is None:
-                    user = views.new_user(name)
+                    views.new_user(name)
                     user_state = user_states[name]
-                else:
-                    user = users[name]
+                user = user_state.tracker
                 user_state.routed += 1
                 if user_state.mark != stamp:
                     user_state.mark = stamp
@@ -135,10 +130,9 @@ def route(
                 if group is not None:
                     group_state = group_states.get(group)
                     if group_state is None:
-                        group_ref = views.new_group(group)
+                        views.new_group(group)
                         group_state = group_states[group]
-                    else:
-                        group_ref = groups[group]
+                    group_ref = group_state.tracker
                     group_state.routed += 1
                     if group_state.mark != stamp:
                         group_state.mark = stamp
@@ -160,7 +154,7 @@ def route(
                 ignored.append((name, app, parts))
                 continue
             user_state.routed += 1  # before the links change
-            user = users[name]
+            user = user_state.tracker
             if user_state.mark != stamp:
                 user_state.mark = stamp
                 users_named.append(user)
@@ -179,7 +173,7 @@ def route(
                 if group_state is None:
                     group = None
                 else:
-                    group_ref = groups[group]
+                    group_ref = group_state.tracker
                     group_state.routed += 1
                     if group_state.mark != stamp:
                         group_state.mark = stamp

@@ -15,23 +15,21 @@ TABLE = LimitTable({"root": [L(groups=("dev", "ops"), max_resources={"m": 100})]
 
 
 def _views() -> Views:
-    users: dict[str, Any] = {}
     user_states: dict[str, UserTrackerState] = {}
-    groups: dict[str, Any] = {}
     group_states: dict[str, GroupTrackerState] = {}
 
     def new_user(name: str) -> object:
-        users[name] = f"tracker of {name}"
-        user_states[name] = UserTrackerState(name)
-        return users[name]
+        state = user_states[name] = UserTrackerState(name)
+        state.tracker = f"tracker of {name}"
+        return state.tracker
 
     def new_group(name: str) -> object:
-        groups[name] = f"tracker of group {name}"
-        group_states[name] = GroupTrackerState(name)
-        return groups[name]
+        state = group_states[name] = GroupTrackerState(name)
+        state.tracker = f"tracker of group {name}"
+        return state.tracker
 
-    return Views("default", users, user_states, groups, group_states, {}, {}, new_user,
-                 new_group, lambda name: False, tuple, tuple)
+    return Views("default", user_states, group_states, {}, {}, new_user, new_group,
+                 lambda name: False, tuple, tuple)
 
 
 def _route(views: Views, items: list[tuple[Any, ...]]) -> tuple[list[Any], list[Any], int]:
