@@ -2,18 +2,19 @@
 
 After the manager's route (one step for the whole batch), the sender claims every idle user
 tracker the batch names, then every idle group tracker those users' items name
-(`runtime.holding`, nested: invariant 7; it never waits for a claim), and decides each item
-whose user and group it holds directly, in the caller's order, the way the reference model
-does: check the user side, check the group side, apply the user side (journaled), apply the
-group side, and undo the user side if that fails. Nobody else sees a tracker the sender holds,
-so this is what the user tracker's handler asking the group would do, without a group message,
-an open journal per item or a status per round: one claim per tracker per batch, and no report
-for the trackers it left empty (they are marked idle, for the manager to retire lazily).
+(`holding.holding`, nested: the runtime's invariant 7; it never waits for a claim), and
+decides each item whose user and group it holds directly, in the caller's order, the way the
+reference model does: check the user side, check the group side, apply the user side
+(journaled), apply the group side, and undo the user side if that fails. Nobody else sees a
+tracker the sender holds, so this is what the user tracker's handler asking the group would
+do, without a group message, an open journal per item or a status per round: one claim per
+tracker per batch, and no report for the trackers it left empty (they are marked idle, for
+the manager to retire lazily).
 
 A held user with an item for a busy group (another caller's batch holds it, most often the
 `*` group most users count for) waits, once the groups are released, for that group's turn:
 the sender claims every group those users' items name, in one order (by name), and a busy one
-is handed over by its holder when it lets go (`runtime.holding_in_order`, which argues why
+is handed over by its holder when it lets go (`holding.holding_in_order`, which argues why
 every such wait ends); then it decides those users' items held, as above. Only if a turn does
 not come by the caller's deadline are they decided by `user_tracker.decide`, which sends the
 groups messages (abandoned at the deadline: an increase is then not applied, a decrease is
@@ -31,8 +32,9 @@ from itertools import compress
 from operator import itemgetter
 
 from quotactor.actors.group_tracker import GroupTrackerActor
+from quotactor.actors.holding import holding, holding_in_order
 from quotactor.actors.messages import Routing, UserBatch, UserDecrease, UserIncrease
-from quotactor.actors.runtime import BUSY, call, holding, holding_in_order
+from quotactor.actors.runtime import BUSY, call
 from quotactor.actors.user_tracker import Result, UserChange, UserTrackerActor, decide
 from quotactor.core.tracker import (
     FAILED,

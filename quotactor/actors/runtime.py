@@ -30,12 +30,13 @@ Invariants (every change to this module must keep them):
 6. A handler may wait only on actors whose handlers never wait (`handlers_wait = False`), on
    a pool of their own, so a wait always ends. (A thread holding such actors waits only in
    `holding_in_order`, for the next one in one global order: that wait ends too.)
-7. A thread may hold several actors at once only through `holding` or `holding_in_order`:
-   `holding` claims those that are idle (never waiting for a claim: a busy one is left out,
-   for the caller to send its message to once it holds nothing); `holding_in_order` claims
-   actors whose handlers never wait in one global order, waiting for a busy one's turn (its
-   holder hands the claim over as it lets go). Each runs one piece of work that may wait only
-   as a handler may (invariant 6), and releases every claim in the `finally` of that frame.
+7. A thread may hold several actors at once only through `holding` or `holding_in_order`
+   (`quotactor.actors.holding`): `holding` claims those that are idle (never waiting for a
+   claim: a busy one is left out, for the caller to send its message to once it holds
+   nothing); `holding_in_order` claims actors whose handlers never wait in one global
+   order, waiting for a busy one's turn (its holder hands the claim over as it lets go).
+   Each runs one piece of work that may wait only as a handler may (invariant 6), and
+   releases every claim in the `finally` of that frame.
 
 Claims without a lock. A claim is an entry in the module's dictionary `_claims` (actor ->
 the claim's ticket, a fresh object), taken by `_claims.setdefault(actor, ticket) is ticket`
@@ -72,9 +73,8 @@ from __future__ import annotations
 import itertools
 import queue
 import threading
-import time
 from collections import Counter, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from threading import get_ident
 from typing import Any, Generic, TypeVar, final
 
@@ -82,9 +82,8 @@ from quotactor.core.errors import ActorStopped, OperationTimeout
 from quotactor.logs import get_logger
 
 __all__ = [
-    "BUSY", "Actor", "Busy", "Reply", "WorkerPool", "answer", "call", "deliver", "here", "holding",
-    "holding_in_order", "live_actors", "on_main_thread", "stop", "stop_now", "submit",
-    "Submitted", "unguarded",
+    "BUSY", "Actor", "Busy", "Reply", "WorkerPool", "answer", "call", "deliver", "here",
+    "live_actors", "on_main_thread", "stop", "stop_now", "submit", "Submitted", "unguarded",
 ]
 
 T = TypeVar("T")
@@ -547,117 +546,6 @@ def deliver(actor: Actor[M], message: M | _Stop) -> None:
             _log_failure(actor, message)
     else:
         actor._post(message, None)
-
-
-def holding(actors: Sequence[Actor[Any]], work: Callable[[list[int]], T]) -> T:
-    """Claim those of `actors` that are idle, run `work(positions of the claimed)` on this
-    thread holding them all, then release them all (invariant 7): how a batch runs many user
-    trackers' handlers for one claim each. Nothing is claimed on the main thread (invariant 2):
-    `work` then gets no position, and the caller sends every message.
-
-    `work` runs the held actors' steps as their handlers would, and may wait only on actors
-    whose handlers never wait: their holders wait on nothing, or only for a later turn in
-    `holding_in_order`'s order, which ends (see there), so no cycle can form. A
-    release runs the messages that arrived for an actor meanwhile on this thread when its
-    handlers never wait (another batch's group changes: their sender is waiting, and a hand-off
-    to the pool would cost it a thread switch more), as `_handle_inline` does; otherwise (its
-    handlers may wait, and this thread still holds the actors released after it) it hands the
-    actor to its pool.
-    """
-    held: list[int] = []
-    if _guarded():
-        return work(held)
-    _held.depth += 1
-    try:
-        # `_claim` inline (a batch claims many), with `held` as every claim's ticket: a
-        # fresh object of this call's own (`actors` are distinct).
-        claim = _claims.setdefault
-        for position, actor in enumerate(actors):
-            if claim(actor, held) is held:
-                if actor._stopped or actor._items:
-                    actor._settle()
-                else:
-                    held.append(position)
-        return work(held)
-    finally:
-        _held.depth -= 1
-        _release(actors, held, held)
-
-
-def _release(actors: Sequence[Actor[Any]], held: list[int], ticket: object) -> None:
-    """Let go of `actors[i]` for every i in `held` (as `Actor._next` does; `ticket` is the one a
-    claim taken again here is made with): what arrived meanwhile runs on this thread for an
-    actor whose handlers never wait (another batch's group changes, whose sender waits, as
-    `_handle_inline` does), goes to the pool for one that may wait (this thread may still hold
-    others); a waiter's turn (`_Handover`) there passes the claim on."""
-    claim = _claims.setdefault
-    for position in held:
-        actor = actors[position]
-        if not actor._items:  # release, then look again
-            del _claims[actor]
-            if not actor._items or actor._stopped or claim(actor, ticket) is not ticket:
-                continue
-            if actor._stopped:
-                del _claims[actor]
-                continue
-        # messages arrived meanwhile: the actor is still (or again) this thread's
-        if actor.handlers_wait:
-            actor._pool.schedule(actor._run_batch)
-        else:
-            actor._finish(_BATCH)
-
-
-def holding_in_order(
-    actors: Sequence[Actor[Any]], deadline: float, work: Callable[[], T]
-) -> T | Busy:
-    """Claim every one of `actors` (distinct, handlers that never wait, in one global order
-    that every caller of this uses), waiting for each busy one in turn, then run `work()`
-    holding them all and release them all; `BUSY` (nothing held, nothing run) if one was not
-    handed over by `deadline` (`time.monotonic()`) or is stopped, and on the main thread.
-
-    A busy actor's turn is a `_Handover` queued in its inbox: its holder, letting go, runs what
-    was sent before it, then hands the claim over (the waiter's wait ends without a claim being
-    released and won again). Why every wait ends (no deadlock): a thread waits here while it
-    holds user trackers and the actors of `actors` before the one it waits for, never others;
-    whoever holds an actor of `actors` either never waits while holding it (a handler that
-    never waits, `holding`'s work, a known-user call) or is a caller of this, waiting for an
-    actor later in the order. A cycle of waits would need someone to wait for an actor earlier
-    than one it holds, and nobody waits for a user tracker while holding one of `actors`. So
-    the chain of waits ends at a holder that does not wait, and `work` may wait only as a
-    handler may (invariant 7). A waiter that gives up (`deadline`) abandons its turn; if the
-    holder took it first, the claim is already on its way and the waiter takes it. Never on the
-    main thread (invariant 2), so no interrupt lands between a claim and its release.
-    """
-    if _guarded():
-        return BUSY
-    held: list[int] = []
-    _held.depth += 1
-    try:
-        for position, actor in enumerate(actors):
-            if not actor._claim() and not _handed_over(actor, deadline):
-                return BUSY
-            held.append(position)
-        return work()
-    finally:
-        _held.depth -= 1
-        _release(actors, held, held)
-
-
-def _handed_over(actor: Actor[Any], deadline: float) -> bool:
-    """Queue a turn for `actor` and wait until its holder hands the claim over (True), or
-    until `deadline` or its stop (False: not claimed)."""
-    turn = _Handover()
-    reply: Reply[None] = Reply()
-    actor._post(turn, reply)
-    try:
-        reply.get(max(0.0, deadline - time.monotonic()))
-    except OperationTimeout:
-        if turn.abandon():
-            return False
-        reply.get(None)  # the holder took the turn first: the claim is on its way
-    except ActorStopped:
-        return False
-    return True
 
 
 def unguarded(operation: Callable[[], T]) -> T:

@@ -402,6 +402,7 @@ def test_a_batch_takes_its_turn_at_a_group_another_batch_holds_instead_of_messag
     group message (the messages' path, `decide`, is never taken); counts stay true and
     everything drains."""
     from quotactor.actors import batch as batch_module
+    from quotactor.actors import holding as holding_module
     from quotactor.actors import runtime
 
     ugm: UserGroupManager = start_ugm(TWO_GROUPS)
@@ -410,13 +411,13 @@ def test_a_batch_takes_its_turn_at_a_group_another_batch_holds_instead_of_messag
     messaged: list[Any] = []
     monkeypatch.setattr(batch_module, "decide", lambda *args: messaged.append(args))
     queued = threading.Event()
-    original = runtime._handed_over
+    original = holding_module._handed_over
 
     def watched(actor: Any, deadline: float) -> bool:
         queued.set()
         return original(actor, deadline)
 
-    monkeypatch.setattr(runtime, "_handed_over", watched)
+    monkeypatch.setattr(holding_module, "_handed_over", watched)
     claimed, release = threading.Event(), threading.Event()
 
     def other_batch(held: list[int]) -> list[int]:
@@ -425,7 +426,7 @@ def test_a_batch_takes_its_turn_at_a_group_another_batch_holds_instead_of_messag
         return held
 
     with ThreadPoolExecutor(2) as executor:
-        holder = executor.submit(runtime.holding, [dev], other_batch)
+        holder = executor.submit(holding_module.holding, [dev], other_batch)
         assert claimed.wait(WAIT)
         waiting = executor.submit(ugm.apply_batch, [
             UsageIncrease("root.a", "olga-1", {"m": 2}, OPS),

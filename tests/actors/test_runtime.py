@@ -15,6 +15,8 @@ from typing import Any, TypeVar
 import pytest
 
 from quotactor import OperationTimeout, UserGroup
+from quotactor.actors import holding as holding_module
+from quotactor.actors.holding import holding, holding_in_order
 from quotactor.actors.messages import Ticket
 from quotactor.actors.runtime import (
     Actor,
@@ -22,8 +24,6 @@ from quotactor.actors.runtime import (
     WorkerPool,
     call,
     deliver,
-    holding,
-    holding_in_order,
     live_actors,
     stop,
     stop_now,
@@ -487,16 +487,14 @@ def test_a_stop_racing_senders_answers_every_message(pool: WorkerPool) -> None:
 @contextmanager
 def _turn_watched(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     """An event set once a waiter has queued its turn (`holding_in_order`'s wait)."""
-    from quotactor.actors import runtime
-
     queued = threading.Event()
-    original = runtime._handed_over
+    original = holding_module._handed_over
 
     def watched(actor: Actor, deadline: float) -> bool:
         queued.set()
         return original(actor, deadline)
 
-    monkeypatch.setattr(runtime, "_handed_over", watched)
+    monkeypatch.setattr(holding_module, "_handed_over", watched)
     yield queued
 
 
