@@ -1,13 +1,14 @@
 """Where a batch's CPU goes with several callers: CPU per decision, context switches per
-decision, and how the actors decided the items (held, by messages to a group another caller
-held, as one message to a user tracker another caller held), against the reference model
-behind one lock in the same run.
+decision, and how the actors decided the items (held; held after waiting for the turn of a
+group another caller held; by messages to such a group, when the turn did not come in time;
+as one message to a user tracker another caller held), against the reference model behind one
+lock in the same run.
 
     python bench/contention.py [--rounds N]
 
 Context switches are the process's (`getrusage`: every thread, the actors' pools included);
-the paths are counted by wrapping `quotactor.actors.batch`'s two fallbacks, which costs the
-actors a little.
+the paths are counted by wrapping `quotactor.actors.batch`'s wait for a group's turn and its
+two fallbacks, which costs the actors a little.
 """
 
 from __future__ import annotations
@@ -28,11 +29,17 @@ from quotactor.ugm import UserGroupManager
 
 BATCHES = 30
 SIZE = 100
-counts = {"busy_group": 0, "busy_user": 0}
+counts = {"turn": 0, "busy_group": 0, "busy_user": 0}
 
 
 def _count_fallbacks() -> None:
-    decide, call = batch_module.decide, batch_module.call
+    decide, call, in_turn = batch_module.decide, batch_module.call, batch_module._decide_in_turn
+
+    def counted_in_turn(later: dict[Any, list[Any]], *args: Any) -> bool:
+        decided = in_turn(later, *args)
+        if decided:
+            counts["turn"] += sum(len(changes) for changes in later.values())
+        return decided
 
     def counted_decide(shares: Sequence[tuple[Any, Sequence[Any]]], deadline: float) -> Any:
         counts["busy_group"] += sum(len(changes) for _, changes in shares)
@@ -43,6 +50,7 @@ def _count_fallbacks() -> None:
         return call(ref, msg, timeout)
 
     batch_module.decide = counted_decide  # type: ignore[assignment]
+    batch_module._decide_in_turn = counted_in_turn
     batch_module.call = counted_call
 
 
@@ -59,6 +67,7 @@ def measure(target: Any, threads: int) -> dict[str, float]:
         "cpu_us": cpu / n * 1e6,
         "voluntary": (after.ru_nvcsw - before.ru_nvcsw) / n,
         "involuntary": (after.ru_nivcsw - before.ru_nivcsw) / n,
+        "turn": counts["turn"] / n,
         "busy_group": counts["busy_group"] / n,
         "busy_user": counts["busy_user"] / n,
     }
@@ -69,18 +78,19 @@ def main(rounds: int) -> None:
     work = make_workload()
     print(f"load average before: {os.getloadavg()[0]:.2f}; core: {core.build_note}\n")
     print("| callers | target | CPU µs per decision | voluntary switches per decision |"
-          " involuntary | items by messages to a busy group | to a busy user tracker |")
-    print("|---:|---|---:|---:|---:|---:|---:|")
+          " involuntary | items held after a busy group's turn |"
+          " items by messages to a busy group | to a busy user tracker |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|")
     for _ in range(rounds):
         for threads in (1, 4):
             ref = measure(LockedBaseline(work), threads)
             with UserGroupManager.start(work.table) as ugm:
                 act = measure(ugm, threads)
             for name, got in (("reference, one lock", ref), ("actors", act)):
-                paths = ((f"{got['busy_group']:.1%}", f"{got['busy_user']:.1%}")
-                         if name == "actors" else ("", ""))
+                paths = ((f"{got['turn']:.1%}", f"{got['busy_group']:.1%}",
+                          f"{got['busy_user']:.1%}") if name == "actors" else ("", "", ""))
                 print(f"| {threads} | {name} | {got['cpu_us']:.1f} | {got['voluntary']:.4f} |"
-                      f" {got['involuntary']:.4f} | {paths[0]} | {paths[1]} |")
+                      f" {got['involuntary']:.4f} | {' | '.join(paths)} |")
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
 
 

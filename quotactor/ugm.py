@@ -470,7 +470,7 @@ def _route_and_deliver(
             raise answer
         return [answer]
     results: list[Result] = [None] * len(items)
-    failure = deliver_batch(routing.routed, results, deadline)
+    failure = deliver_batch(routing, results, deadline)
     if routing.refused:
         failure = routing.refused[0][1]
     if failure is not None:

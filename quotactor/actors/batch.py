@@ -2,19 +2,25 @@
 
 After the manager's route (one step for the whole batch), the sender claims every idle user
 tracker the batch names, then every idle group tracker those users' items name
-(`runtime.holding`, nested: invariant 7; it never waits for a claim), and decides each item
-whose user and group it holds directly, in the caller's order, the way the reference model
-does: check the user side, check the group side, apply the user side (journaled), apply the
-group side, and undo the user side if that fails. Nobody else sees a tracker the sender holds,
-so this is what the user tracker's handler asking the group would do, without a group message,
-an open journal per item or a status per round: one claim per tracker per batch, and no report
-for the trackers it left empty (they are marked idle, for the manager to retire lazily).
+(`holding.holding`, nested: the runtime's invariant 7; it never waits for a claim), and
+decides each item whose user and group it holds directly, in the caller's order, the way the
+reference model does: check the user side, check the group side, apply the user side
+(journaled), apply the group side, and undo the user side if that fails. Nobody else sees a
+tracker the sender holds, so this is what the user tracker's handler asking the group would
+do, without a group message, an open journal per item or a status per round: one claim per
+tracker per batch, and no report for the trackers it left empty (they are marked idle, for
+the manager to retire lazily).
 
-A held user with an item for a busy group is decided by `user_tracker.decide` once the groups
-are released (it sends that group a message and may wait for it, which a thread holding groups
-must not do: the group could be one it holds); a busy user gets its items as one message. Each
-user's items stay in the caller's order on every path; items of different users are
-independent (as if sent by different callers).
+A held user with an item for a busy group (another caller's batch holds it, most often the
+`*` group most users count for) waits, once the groups are released, for that group's turn:
+the sender claims every group those users' items name, in one order (by name), and a busy one
+is handed over by its holder when it lets go (`holding.holding_in_order`, which argues why
+every such wait ends); then it decides those users' items held, as above. Only if a turn does
+not come by the caller's deadline are they decided by `user_tracker.decide`, which sends the
+groups messages (abandoned at the deadline: an increase is then not applied, a decrease is
+applied when the group runs). A busy user gets its items as one message. Each user's items
+stay in the caller's order on every path; items of different users are independent (as if
+sent by different callers).
 """
 
 from __future__ import annotations
@@ -26,8 +32,9 @@ from itertools import compress
 from operator import itemgetter
 
 from quotactor.actors.group_tracker import GroupTrackerActor
-from quotactor.actors.messages import UserBatch, UserDecrease, UserIncrease
-from quotactor.actors.runtime import call, holding
+from quotactor.actors.holding import holding, holding_in_order
+from quotactor.actors.messages import Routing, UserBatch, UserDecrease, UserIncrease
+from quotactor.actors.runtime import BUSY, call
 from quotactor.actors.user_tracker import Result, UserChange, UserTrackerActor, decide
 from quotactor.core.tracker import (
     FAILED,
@@ -52,18 +59,16 @@ C-level getters, so that grouping and splitting a batch's items by tracker runs 
 per item."""
 
 
-def deliver_batch(
-    routed: Sequence[Routed], results: list[Result], deadline: float
-) -> Exception | None:
+def deliver_batch(routing: Routing, results: list[Result], deadline: float) -> Exception | None:
     """Decide every routed item, writing each answer at its position in `results`; the first
     item's failure, if any (every item is decided all the same)."""
-    users = list(dict.fromkeys(map(_TRACKER, routed)))
+    routed, users = routing.routed, routing.users
     failures: list[Exception] = []
     busy: dict[UserTrackerActor, list[UserChange]] = {}
 
     def with_users(held: list[int]) -> None:
         mine: Sequence[Routed] = routed
-        mine_users = users
+        groups = routing.groups  # those the items name, each once: all of them are `mine`
         if len(held) < len(users):
             mine_users = [users[i] for i in held]
             mine, others = _split(routed, set(mine_users).__contains__)
@@ -71,12 +76,12 @@ def deliver_batch(
                 busy.setdefault(ref, []).append(msg)
             if not mine:
                 return
-        named = dict.fromkeys(map(_GROUP_REF, map(_MESSAGE, mine)))
-        named.pop(None, None)
-        groups: list[GroupTrackerActor] = list(named)  # None popped
+            named = dict.fromkeys(map(_GROUP_REF, map(_MESSAGE, mine)))
+            named.pop(None, None)
+            groups = list(named)  # None popped
         later = holding(groups, lambda gheld: _decide_held(mine, groups, gheld, results,
                                                            failures))
-        if later:
+        if later and not _decide_in_turn(later, results, failures, deadline):
             shares = list(later.items())
             for (_, changes), answers in zip(shares, decide(shares, deadline), strict=True):
                 _settle(changes, answers, results, failures)
@@ -90,6 +95,25 @@ def deliver_batch(
             continue
         _settle(changes, answers, results, failures)
     return failures[0] if failures else None
+
+
+def _decide_in_turn(
+    later: dict[UserTrackerActor, list[UserChange]], results: list[Result],
+    failures: list[Exception], deadline: float,
+) -> bool:
+    """Decide the items of the held users one of whose groups another caller held, holding
+    every group they name: claimed by name (one partition's groups have distinct names: the
+    one order `holding_in_order` needs), each busy one in its turn (its holder hands it over
+    when it lets go), after this thread has let go of every group it held. False if a group
+    was not handed over by the deadline (or is stopped): nothing decided, for `decide` to send
+    them as messages."""
+    items: list[Routed] = [(ref, msg) for ref, changes in later.items() for msg in changes]
+    named = {msg.group_ref: msg.group for msg in map(_MESSAGE, items)}
+    named.pop(None, None)
+    groups: list[GroupTrackerActor] = sorted(named, key=named.__getitem__)
+    everyone = list(range(len(groups)))
+    return holding_in_order(groups, deadline, lambda: _decide_held(
+        items, groups, everyone, results, failures)) is not BUSY
 
 
 def _settle(changes: Sequence[UserChange], answers: Sequence[Result], results: list[Result],

@@ -182,9 +182,9 @@ class ManagerActor(Actor[ManagerMessage]):
         self.reports: deque[Relink] = deque()
         self.idle: set[UserTrackerActor | GroupTrackerActor] = set()
         self.log = log.bind(partition=partition)
-        self.views = Views(partition, self.users, self.user_states, self.groups,
-                           self.group_states, self.links, self.owners, self._user,
-                           self._group, self._forgot, UserIncrease, UserDecrease)
+        self.views = Views(partition, self.user_states, self.group_states, self.links,
+                           self.owners, self._user, self._group, self._forgot, UserIncrease,
+                           UserDecrease)
 
     def handle(self, message: ManagerMessage) -> Any:
         if self.reports:
@@ -230,6 +230,7 @@ class ManagerActor(Actor[ManagerMessage]):
                 self.user_pool, name, self.reports, self.idle)
             self.users[name] = ref
             self.user_states[name] = ref.state
+            ref.state.tracker = ref  # while listed (see `TrackerState`)
         return ref
 
     def _group(self, name: str) -> GroupTrackerActor:
@@ -242,6 +243,7 @@ class ManagerActor(Actor[ManagerMessage]):
                 self.group_pool, name, self.idle)
             self.groups[name] = ref
             self.group_states[name] = ref.state
+            ref.state.tracker = ref
         return ref
 
     def _route(self, msg: Route) -> Routing:
@@ -257,16 +259,18 @@ class ManagerActor(Actor[ManagerMessage]):
         the group choice) runs before the item's first change.
         """
         if msg.ticket is not None and not msg.ticket.take():
-            return Routing([], [])  # the sender gave up waiting: route nothing of it
+            return Routing([], [], [], [])  # the sender gave up waiting: route nothing
         routed: list[tuple[UserTrackerActor, UserIncrease | UserDecrease]] = []
         refused: list[tuple[int, Exception]] = []
         ignored: list[tuple[str, str, tuple[str, ...]]] = []
-        route(self.views, msg.items, self.applied.table, routed, refused,
-              ignored)
+        users: list[UserTrackerActor] = []
+        groups: list[GroupTrackerActor] = []
+        route(self.views, msg.items, self.applied.table, routed, refused, ignored, users,
+              groups)
         for name, app, parts in ignored:
             self.log.warning("decrease_ignored", user=name, app=app, queue=".".join(parts),
                              reason="unknown user")
-        return Routing(routed, refused)
+        return Routing(routed, refused, users, groups)
 
     def _read_reports(self) -> None:
         """Act on the trackers' reports, oldest first (only the manager's handler pops them)."""
@@ -336,7 +340,7 @@ class ManagerActor(Actor[ManagerMessage]):
         oldest beyond that is stopped.
         """
         warm[name] = slots.pop(name)
-        (self.user_states if slots is self.users else self.group_states).pop(name)
+        (self.user_states if slots is self.users else self.group_states).pop(name).tracker = None
         if len(warm) > WARM_TRACKERS:
             stop_now(warm.popitem(last=False)[1])
         self.retired += 1
@@ -411,6 +415,8 @@ class ManagerActor(Actor[ManagerMessage]):
         )
         self.users.clear()
         self.groups.clear()
+        for state in (*self.user_states.values(), *self.group_states.values()):
+            state.tracker = None
         self.user_states.clear()
         self.group_states.clear()
         self.warm_users.clear()

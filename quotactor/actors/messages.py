@@ -52,11 +52,14 @@ class Route(NamedTuple):
 
 class Routing(NamedTuple):
     """The manager's answer to a `Route`: the routed items in the caller's order, each with
-    the user tracker it goes to, and the items refused before routing (by position). Its
-    lists belong to the sender."""
+    the user tracker it goes to, the items refused before routing (by position), and the user
+    and group trackers the routed items name, each once, in the order first named. Its lists
+    belong to the sender."""
 
     routed: list[tuple[UserTrackerActor, UserIncrease | UserDecrease]]
     refused: list[tuple[int, Exception]]
+    users: list[UserTrackerActor]
+    groups: list[GroupTrackerActor]
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,9 +8,10 @@ claims it and runs the handler on its own thread.
 
 Invariants (every change to this module must keep them):
 
-1. One thread at a time runs an actor: the one holding its claim (`_busy`), taken under the
-   actor's lock by a sender (`_claim`) or by whoever makes an idle actor's inbox non-empty
-   (that thread hands the actor to its pool). Messages are handled one at a time, in order.
+1. One thread at a time runs an actor: the one holding its claim (an entry in `_claims`,
+   taken by one atomic `dict.setdefault`: see "Claims without a lock" below) by a sender
+   (`_claim`) or by whoever makes an idle actor's inbox non-empty (that thread hands the
+   actor to its pool). Messages are handled one at a time, in order.
 2. No claim is taken, and no handler runs, on the main thread. The main thread is the only one
    on which Python raises the exceptions of signal handlers (`KeyboardInterrupt`, an alarm's
    exception): between any two bytecodes, including inside a `finally`. A caller on the main
@@ -27,11 +28,44 @@ Invariants (every change to this module must keep them):
 5. Every wait has the caller's timeout. A timed-out message is not withdrawn: it is handled,
    whole, later; the caller learns only that it has no answer yet.
 6. A handler may wait only on actors whose handlers never wait (`handlers_wait = False`), on
-   a pool of their own, so a wait always ends.
-7. A thread may hold several actors at once only through `holding`: it claims those that are
-   idle (never waiting for a claim: a busy one is left out, for the caller to send its message
-   to once it holds nothing), runs one piece of work that may wait only as a handler may
-   (invariant 6), and releases every claim in the `finally` of that same frame.
+   a pool of their own, so a wait always ends. (A thread holding such actors waits only in
+   `holding_in_order`, for the next one in one global order: that wait ends too.)
+7. A thread may hold several actors at once only through `holding` or `holding_in_order`
+   (`quotactor.actors.holding`): `holding` claims those that are idle (never waiting for a
+   claim: a busy one is left out, for the caller to send its message to once it holds
+   nothing); `holding_in_order` claims actors whose handlers never wait in one global
+   order, waiting for a busy one's turn (its holder hands the claim over as it lets go).
+   Each runs one piece of work that may wait only as a handler may (invariant 6), and
+   releases every claim in the `finally` of that frame.
+
+Claims without a lock. A claim is an entry in the module's dictionary `_claims` (actor ->
+the claim's ticket, a fresh object), taken by `_claims.setdefault(actor, ticket) is ticket`
+and released by `del _claims[actor]`, only by its holder. Under the GIL each of these is one
+C call that runs no Python code (an actor hashes and compares by identity, which
+`Actor.__init_subclass__` enforces), so no other thread runs between its test and its set: it
+is a test-and-set, as atomic as the lock it replaces, and every thread switch goes through the
+GIL, so all threads see these steps in one order. The inbox (`deque.append`, `popleft`) and
+the stop flag are read and changed by single steps too. What the lock used to give, the order
+of the steps gives:
+- No message is stranded. A sender appends its message, then tries to claim the actor (and
+  hands it to its pool if it wins); a holder releases only after finding the inbox empty,
+  and after `del` looks at the inbox again and, if a message is there, tries to claim the
+  actor again (`Actor._next`, `_release`). If the sender's append comes after the holder's
+  second look, the holder's `del` came before the sender's claim, which then finds the actor
+  free (or another thread's claim, whose holder looks again when it lets go). Either way,
+  while a message waits and the actor is not stopped, some thread holds the claim or is
+  about to try it, and whoever wins runs or schedules it.
+- Order. A thread that claims an actor to run its own message inline (`_claim`, `holding`)
+  and finds messages already waiting does not jump them: it hands the actor, still claimed,
+  to its pool and counts it busy (its own message then goes behind them), as the locked
+  claim found such an actor busy (it was released only with an empty inbox).
+- Stop. The stop runs under the claim: it sets `_stopped`, then fails every queued message.
+  A sender reads `_stopped` after its append and, if set, fails what is still queued itself
+  (`popleft` hands each message to one thread only): if it read False, its append came
+  before the stop's flag, so before the stop's drain. A claim that wins on a stopped actor
+  lets it go at once and counts as busy.
+Interrupts: nothing here runs on the main thread (invariant 2), the only one where a signal
+handler's exception can land, so a claim and the `try` that releases it are never split.
 """
 
 from __future__ import annotations
@@ -40,7 +74,7 @@ import itertools
 import queue
 import threading
 from collections import Counter, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from threading import get_ident
 from typing import Any, Generic, TypeVar, final
 
@@ -48,7 +82,7 @@ from quotactor.core.errors import ActorStopped, OperationTimeout
 from quotactor.logs import get_logger
 
 __all__ = [
-    "BUSY", "Actor", "Busy", "Reply", "WorkerPool", "answer", "call", "deliver", "here", "holding",
+    "BUSY", "Actor", "Busy", "Reply", "WorkerPool", "answer", "call", "deliver", "here",
     "live_actors", "on_main_thread", "stop", "stop_now", "submit", "Submitted", "unguarded",
 ]
 
@@ -175,6 +209,30 @@ class _Stop:
 
 
 _STOP = _Stop()
+
+
+class _Handover:
+    """A waiter's turn (`holding_in_order`): whoever takes it off the inbox, holding the actor,
+    hands the claim to the waiter instead of running or releasing anything more, unless the
+    waiter gave up first. Who settles it is decided once, as `messages.Ticket` does: each side
+    appends its name (one atomic `list.append`) and the first name in the list wins."""
+
+    __slots__ = ("_sides",)
+
+    def __init__(self) -> None:
+        self._sides: list[str] = []
+
+    def take(self) -> bool:
+        """The holder's side: True if the waiter still waits (it gets the claim)."""
+        sides = self._sides
+        sides.append("holder")
+        return sides[0] == "holder"
+
+    def abandon(self) -> bool:
+        """The waiter's side: True if it gave up before the holder handed the claim over."""
+        sides = self._sides
+        sides.append("waiter")
+        return sides[0] == "waiter"
 _live: Counter[str] = Counter()
 _live_lock = threading.Lock()
 
@@ -195,6 +253,10 @@ class _Held(threading.local):
 
 _held = _Held()
 Envelope = tuple[Any, "Reply[Any] | None"]
+_claims: dict[Actor[Any], object] = {}
+"""The claimed actors, each with its claim's ticket (see "Claims without a lock")."""
+_tickets = itertools.count()
+"""A fresh ticket per claim (`next` is one C call: no two claims ever share one)."""
 
 
 class Actor(Generic[M_contra]):
@@ -204,17 +266,22 @@ class Actor(Generic[M_contra]):
     The object is its own reference: pass it to `call`, `deliver`, `submit` and `stop_now`.
     """
 
-    __slots__ = ("__weakref__", "_busy", "_items", "_lock", "_pool", "_stopped")
+    __slots__ = ("__weakref__", "_items", "_pool", "_stopped")
 
     handlers_wait = True
     """False for actors whose handlers never wait: a thread that holds other actors may then
     also run the messages that arrived for this one meanwhile."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """An actor is a key of `_claims`: its hash and equality must stay identity's, C
+        functions that run no Python code (a claim is atomic only so)."""
+        super().__init_subclass__(**kwargs)
+        if cls.__hash__ is not object.__hash__ or cls.__eq__ is not object.__eq__:
+            raise TypeError(f"{cls.__name__}: an actor hashes and compares by identity")
+
     def __init__(self, pool: WorkerPool) -> None:
         self._pool = pool
-        self._lock = threading.Lock()
         self._items: deque[Envelope] = deque()
-        self._busy = False
         self._stopped = False
         with _live_lock:
             _live[type(self).__name__] += 1
@@ -233,50 +300,71 @@ class Actor(Generic[M_contra]):
     @final
     def _post(self, message: M_contra | _Stop, reply: Reply[Any] | None) -> None:
         """Queue a message; schedule the actor on its pool if it was idle."""
-        with self._lock:
-            if not self._stopped:
-                self._items.append((message, reply))
-                if self._busy:
-                    return
-                self._busy = True
-                stopped = False
+        self._items.append((message, reply))
+        if self._stopped:  # read after the append: see "Claims without a lock"
+            self._fail_queued(f"{type(self).__name__} is stopped")
+        elif _claims.setdefault(self, ticket := next(_tickets)) is ticket:
+            if self._stopped:
+                del _claims[self]
+                self._fail_queued(f"{type(self).__name__} is stopped")
             else:
-                stopped = True
-        if stopped:
-            if reply is not None:
-                reply.fail(ActorStopped(f"{type(self).__name__} is stopped"))
-            return
-        self._pool.schedule(self._run_batch)
+                self._pool.schedule(self._run_batch)
 
     @final
     def _claim(self) -> bool:
-        """Reserve the actor for this thread if it is idle (never on the main thread)."""
-        lock = self._lock
-        lock.acquire()  # not `with`: that builds two bound methods, on every claim
-        try:
-            if self._busy or self._stopped:
-                return False
-            self._busy = True
-            return True
-        finally:
-            lock.release()
+        """Reserve the actor for this thread if it is idle (never on the main thread): claimed,
+        not stopped, and no message waiting (one that waits is handed to the pool, claimed)."""
+        if _claims.setdefault(self, ticket := next(_tickets)) is not ticket:
+            return False
+        if self._stopped or self._items:
+            self._settle()
+            return False
+        return True
+
+    @final
+    def _settle(self) -> None:
+        """A claim just won on an actor that is not idle: let a stopped one go; give one with
+        messages waiting to its pool, still claimed (they were sent before ours)."""
+        if self._stopped:
+            del _claims[self]
+        else:
+            self._pool.schedule(self._run_batch)
 
     @final
     def _next(self, budget: int) -> Envelope | None:
         """The next message within `budget`; or None, and the actor is released (given to
         its pool when messages are waiting beyond the budget)."""
-        lock = self._lock
-        lock.acquire()  # as in `_claim`
-        try:
-            if self._items and budget > 0 and not self._stopped:
-                return self._items.popleft()
-            if not self._items or self._stopped:
-                self._busy = False
+        if self._stopped:
+            del _claims[self]
+            return None
+        items = self._items
+        if not items:  # let go, then look again (every inline handler ends here)
+            del _claims[self]
+            if not items or self._stopped:
                 return None
-        finally:
-            lock.release()
+            if _claims.setdefault(self, ticket := next(_tickets)) is not ticket:
+                return None  # another holder: it looks at the inbox when it lets go
+            if self._stopped:
+                del _claims[self]
+                return None
+        # only the holder takes messages off a live actor's inbox: it is not empty
+        if budget > 0:
+            return items.popleft()
         self._pool.schedule(self._run_batch)
         return None
+
+    @final
+    def _fail_queued(self, why: str) -> None:
+        """Fail every queued message with `ActorStopped` (each `popleft` hands a message to
+        one thread only, however many drain at once)."""
+        items = self._items
+        while True:
+            try:
+                _, reply = items.popleft()
+            except IndexError:
+                return
+            if reply is not None:
+                reply.fail(ActorStopped(why))
 
     # -- running ------------------------------------------------------------------------
 
@@ -321,6 +409,11 @@ class Actor(Generic[M_contra]):
                 return
             budget -= 1
             message, reply = envelope
+            if type(message) is _Handover:
+                if message.take():  # the claim is the waiter's now: not released here
+                    reply.set(None)  # type: ignore[union-attr]  # a handover has its reply
+                    return
+                continue  # its waiter gave up: on with the inbox
             try:
                 answer = self._dispatch(message)
             except BaseException as exc:
@@ -335,15 +428,10 @@ class Actor(Generic[M_contra]):
     @final
     def _halt(self) -> None:
         """Stop: answer everything still queued with `ActorStopped`, then `on_stop`."""
-        with self._lock:
-            self._stopped = True
-            left = list(self._items)
-            self._items.clear()
+        self._stopped = True
+        self._fail_queued(f"{type(self).__name__} stopped before the message")
         with _live_lock:
             _live[type(self).__name__] -= 1
-        for _, reply in left:
-            if reply is not None:
-                reply.fail(ActorStopped(f"{type(self).__name__} stopped before the message"))
         try:
             self.on_stop()
         except Exception:
@@ -458,59 +546,6 @@ def deliver(actor: Actor[M], message: M | _Stop) -> None:
             _log_failure(actor, message)
     else:
         actor._post(message, None)
-
-
-def holding(actors: Sequence[Actor[Any]], work: Callable[[list[int]], T]) -> T:
-    """Claim those of `actors` that are idle, run `work(positions of the claimed)` on this
-    thread holding them all, then release them all (invariant 7): how a batch runs many user
-    trackers' handlers for one claim each. Nothing is claimed on the main thread (invariant 2):
-    `work` then gets no position, and the caller sends every message.
-
-    `work` runs the held actors' steps as their handlers would, and may wait only on actors
-    whose handlers never wait: their holders never wait on anything, so no cycle can form. A
-    release runs the messages that arrived for an actor meanwhile on this thread when its
-    handlers never wait (another batch's group changes: their sender is waiting, and a hand-off
-    to the pool would cost it a thread switch more), as `_handle_inline` does; otherwise (its
-    handlers may wait, and this thread still holds the actors released after it) it hands the
-    actor to its pool.
-    """
-    held: list[int] = []
-    if _guarded():
-        return work(held)
-    _held.depth += 1
-    try:
-        # `_claim` and `_finish(0)` inline (a batch claims many), with the lock's own methods
-        # (a `with` builds two bound methods): the same steps under the same lock.
-        for position, actor in enumerate(actors):
-            lock = actor._lock
-            lock.acquire()
-            try:
-                if actor._busy or actor._stopped:
-                    continue
-                actor._busy = True
-            finally:
-                lock.release()
-            held.append(position)
-        return work(held)
-    finally:
-        _held.depth -= 1
-        for position in held:
-            actor = actors[position]
-            lock = actor._lock
-            lock.acquire()
-            try:
-                idle = not actor._items or actor._stopped
-                if idle:
-                    actor._busy = False
-            finally:
-                lock.release()
-            if not idle:
-                if actor.handlers_wait:  # it may wait, and this thread still holds the rest
-                    actor._pool.schedule(actor._run_batch)
-                else:
-                    # What arrived meanwhile (another batch's group changes, whose sender
-                    # waits), run here as `_handle_inline` does: it never waits.
-                    actor._finish(_BATCH)
 
 
 def unguarded(operation: Callable[[], T]) -> T:

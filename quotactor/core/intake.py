@@ -44,9 +44,10 @@ def intake(changes: Iterable[object]) -> list[Increase | Decrease]:
                 app = _app(change.application_id)
                 res = of(change.usage)
                 user = _user(change.user)
-                values = res._values  # `Resource.has_negative`, without a Python-level call
-                if values and min(values.values()) < 0:
-                    raise InvalidRequest(f"a decrease cannot carry negative quantities: {res}")
+                for value in res._values.values():  # `Resource.has_negative`, compiled inline
+                    if value < 0:
+                        raise InvalidRequest(
+                            f"a decrease cannot carry negative quantities: {res}")
                 items.append((parts, app, res, user, bool(change.remove_app)))
             else:
                 raise InvalidRequest(f"not a usage change: {change!r}")

@@ -26,25 +26,22 @@ __all__ = ["Views", "route"]
 class Views:
     """The manager's views a route reads and changes, and its callbacks.
 
-    `users` and `groups` map a name to its live tracker, `user_states` and `group_states` to
-    that tracker's state (the manager keeps each pair in step); `links` maps a user to its
+    `user_states` and `group_states` map a name to its live tracker's state, which names the
+    tracker (`TrackerState.tracker`, the manager keeps them in step); `links` maps a user to its
     applications' groups, `owners` an application id to its user. `new_user` and `new_group`
     list a live tracker for a name that has none (and return it); `forgot` forgets an idle
-    user's links (True if it was idle).
+    user's links (True if it was idle). `stamp` numbers the routes (see `route`).
     """
 
     def __init__(
         self, partition: str,
-        users: dict[str, Any], user_states: dict[str, UserTrackerState],
-        groups: dict[str, Any], group_states: dict[str, GroupTrackerState],
+        user_states: dict[str, UserTrackerState], group_states: dict[str, GroupTrackerState],
         links: dict[str, dict[str, str | None]], owners: dict[str, str],
         new_user: Callable[[str], object], new_group: Callable[[str], object],
         forgot: Callable[[str], bool], increase: type, decrease: type,
     ) -> None:
         self.partition = partition
-        self.users = users
         self.user_states = user_states
-        self.groups = groups
         self.group_states = group_states
         self.links = links
         self.owners = owners
@@ -53,6 +50,7 @@ class Views:
         self.forgot = forgot
         self.increase = increase
         self.decrease = decrease
+        self.stamp = 0
 
     def release(self) -> None:
         """Drop the callbacks (the manager's bound methods: a cycle through the manager that
@@ -72,21 +70,25 @@ def _stopped_forgot(name: str) -> bool:
 def route(
     views: Views, items: Sequence[tuple[Any, ...]], table: LimitTable,
     routed: list[tuple[Any, Any]], refused: list[tuple[int, Exception]],
-    ignored: list[tuple[str, str, tuple[str, ...]]],
+    ignored: list[tuple[str, str, tuple[str, ...]]], users_named: list[Any],
+    groups_named: list[Any],
 ) -> None:
     """Route every item as if sent alone, in order, appending to `routed` each routed item's
     (user tracker, message), to `refused` each item refused before routing (position, error)
-    and to `ignored` each decrease of a user with nothing tracked (user, app, parts).
+    and to `ignored` each decrease of a user with nothing tracked (user, app, parts); and to
+    `users_named` and `groups_named` each user and group tracker the routed items name, once,
+    in the order first named (what a batch claims: a state's `mark` says whether this route
+    named it already, as the manager routes one batch at a time).
 
     An increase is (parts, app, usage, user); a decrease (parts, app, usage, user,
     remove_app). An item refused (an application id of another user, a failing group choice)
     changes nothing: what can fail runs before its first change. A tracker's `routed` count
     goes up before that user's links or owners change (see `quotactor.actors.known`).
     """
-    users, user_states = views.users, views.user_states
-    groups, group_states = views.groups, views.group_states
+    user_states, group_states = views.user_states, views.group_states
     links, owners, forgot = views.links, views.owners, views.forgot
     new = tuple.__new__
+    stamp = views.stamp = views.stamp + 1
     position = -1
     for item in items:
         position += 1
@@ -116,21 +118,25 @@ def route(
                 # `routed` first, then the links.
                 user_state = user_states.get(name)
                 if user_state is None:
-                    user = views.new_user(name)
+                    views.new_user(name)
                     user_state = user_states[name]
-                else:
-                    user = users[name]
+                user = user_state.tracker
                 user_state.routed += 1
+                if user_state.mark != stamp:
+                    user_state.mark = stamp
+                    users_named.append(user)
                 group_ref: object = None
                 group_state: GroupTrackerState | None = None
                 if group is not None:
                     group_state = group_states.get(group)
                     if group_state is None:
-                        group_ref = views.new_group(group)
+                        views.new_group(group)
                         group_state = group_states[group]
-                    else:
-                        group_ref = groups[group]
+                    group_ref = group_state.tracker
                     group_state.routed += 1
+                    if group_state.mark != stamp:
+                        group_state.mark = stamp
+                        groups_named.append(group_ref)
                 if app_links is None:
                     app_links = {}
                     links[name] = app_links
@@ -148,6 +154,10 @@ def route(
                 ignored.append((name, app, parts))
                 continue
             user_state.routed += 1  # before the links change
+            user = user_state.tracker
+            if user_state.mark != stamp:
+                user_state.mark = stamp
+                users_named.append(user)
             app_links = links.get(name)
             group = None if app_links is None else app_links.get(app)
             remove_app: bool = item[4]
@@ -163,9 +173,12 @@ def route(
                 if group_state is None:
                     group = None
                 else:
-                    group_ref = groups[group]
+                    group_ref = group_state.tracker
                     group_state.routed += 1
-            routed.append((users[name], new(views.decrease, (
+                    if group_state.mark != stamp:
+                        group_state.mark = stamp
+                        groups_named.append(group_ref)
+            routed.append((user, new(views.decrease, (
                 position, parts, app, item[2], group, group_ref, remove_app, user_state,
                 group_state))))
         except Exception as exc:

@@ -36,9 +36,13 @@ class TrackerState:
     it empty with nothing else routed to it (both written only by the thread holding the
     tracker's claim). Plain counts kept here, on the state the compiled route and the
     compiled batch decisions already hold, so that they update them without reaching for an
-    actor."""
+    actor. `mark` is the route's: the stamp of the last route that named the tracker (each
+    route lists the trackers it names once, without a set); `tracker` is the actor whose
+    state this is while the manager lists it (None otherwise: set and cleared by the manager,
+    so that the route finds tracker and state in one lookup, and an unlisted tracker and its
+    state hold no cycle for the collector to free)."""
 
-    __slots__ = ("handled", "idle_at", "name", "root", "routed")
+    __slots__ = ("handled", "idle_at", "mark", "name", "root", "routed", "tracker")
 
     kind: ClassVar[Literal["user", "group"]]
 
@@ -48,6 +52,8 @@ class TrackerState:
         self.routed = 0
         self.handled = 0
         self.idle_at = -1
+        self.mark = -1
+        self.tracker: object = None
 
     def is_empty(self) -> bool:
         """No usage and no running application: the tracker can be retired."""

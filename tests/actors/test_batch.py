@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -390,3 +391,115 @@ def test_an_idle_batch_decides_every_item_in_one_core_call_each(
     if not core.compiled:
         assert calls == ["increase_both"] * 6 + ["decrease_both"] * 6
     _drained(ugm)
+
+
+@pytest.mark.timeout(60)
+def test_a_batch_takes_its_turn_at_a_group_another_batch_holds_instead_of_messaging_it(
+    start_ugm: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another caller's batch holds group dev: this batch decides olga's items (group ops) at
+    once, then waits for dev's turn and decides sue's items holding dev, in her order, with no
+    group message (the messages' path, `decide`, is never taken); counts stay true and
+    everything drains."""
+    from quotactor.actors import batch as batch_module
+    from quotactor.actors import holding as holding_module
+    from quotactor.actors import runtime
+
+    ugm: UserGroupManager = start_ugm(TWO_GROUPS)
+    assert ugm.increase_tracked_resource("root.a", "sue-0", {"m": 1}, SUE)
+    dev = ugm._manager.groups["dev"]  # type: ignore[union-attr]
+    messaged: list[Any] = []
+    monkeypatch.setattr(batch_module, "decide", lambda *args: messaged.append(args))
+    queued = threading.Event()
+    original = holding_module._handed_over
+
+    def watched(actor: Any, deadline: float) -> bool:
+        queued.set()
+        return original(actor, deadline)
+
+    monkeypatch.setattr(holding_module, "_handed_over", watched)
+    claimed, release = threading.Event(), threading.Event()
+
+    def other_batch(held: list[int]) -> list[int]:
+        claimed.set()
+        assert release.wait(WAIT)
+        return held
+
+    with ThreadPoolExecutor(2) as executor:
+        holder = executor.submit(holding_module.holding, [dev], other_batch)
+        assert claimed.wait(WAIT)
+        waiting = executor.submit(ugm.apply_batch, [
+            UsageIncrease("root.a", "olga-1", {"m": 2}, OPS),
+            UsageIncrease("root.a", "sue-1", {"m": 3}, SUE),
+            UsageDecrease("root.a", "sue-0", {"m": 1}, SUE, True),
+            UsageIncrease("root.a", "sue-2", {"m": 98}, SUE),
+        ])
+        assert queued.wait(WAIT)
+        assert ugm.get_group_resources("ops") == {"m": 2}  # decided before the wait
+        assert not waiting.done()
+        release.set()
+        assert holder.result(WAIT) == [0]
+        results = waiting.result(WAIT)
+    assert [None if r is None else r.ok for r in results] == [True, True, None, False]
+    assert messaged == []
+    assert ugm.get_user_resources("sue") == {"m": 3}
+    assert ugm.get_group_resources("dev") == {"m": 3}
+    assert dev not in runtime._claims
+    assert ugm.apply_batch([UsageDecrease("root.a", "olga-1", {"m": 2}, OPS, True),
+                            UsageDecrease("root.a", "sue-1", {"m": 3}, SUE, True)]) == [None, None]
+    _drained(ugm)
+
+
+@pytest.mark.timeout(120)
+def test_batches_taking_turns_at_each_others_groups_keep_every_invariant(
+    start_ugm: Any, run_concurrently: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Six callers' batches over users of four groups (each batch names several, in random
+    order): they wait for each other's groups in turn, in one order, so none waits for ever
+    (the test's timeout), none falls back to messages (its deadline is never reached), and at
+    the end every user's and group's usage is the sum of its live allocations, no limit is
+    exceeded, and nothing is left claimed or in flight."""
+    from quotactor.actors import batch as batch_module
+    from quotactor.actors import runtime
+
+    groups = [f"g{i}" for i in range(4)]
+    table = LimitTable({"root": [L(users=("*",), max_resources={"m": 30}),
+                                 L(groups=tuple(groups), max_resources={"m": 80})]})
+    ugm = start_ugm(table)
+    users = [UserGroup(f"u{i}", [groups[i % 4]]) for i in range(16)]
+    messaged: list[Any] = []
+    decide = batch_module.decide
+    monkeypatch.setattr(batch_module, "decide",
+                        lambda *args: messaged.append(args) or decide(*args))
+    held: list[dict[str, int]] = [{} for _ in range(6)]
+
+    def worker(seed: int) -> None:
+        rng = random.Random(seed)
+        mine: list[UsageIncrease] = []
+        for _ in range(60):
+            releasing = [mine.pop(rng.randrange(len(mine))) for _ in range(min(len(mine), 4))]
+            adding = [UsageIncrease("root.a", f"{seed}-{rng.random()}",
+                                    {"m": rng.randint(1, 9)}, rng.choice(users))
+                      for _ in range(8)]
+            batch: list[UsageIncrease | UsageDecrease] = [
+                UsageDecrease(c.queue_path, c.application_id, c.usage, c.user, True)
+                for c in releasing] + adding
+            rng.shuffle(batch)
+            results = ugm.apply_batch(batch)
+            for c in releasing:
+                held[seed][c.user.user] -= c.usage["m"]
+            for c, result in zip(batch, results, strict=True):
+                if isinstance(c, UsageIncrease) and result is not None and result.ok:
+                    mine.append(c)
+                    held[seed][c.user.user] = held[seed].get(c.user.user, 0) + c.usage["m"]
+
+    run_concurrently([partial(worker, s) for s in range(6)])
+    for user in users:
+        want = sum(h.get(user.user, 0) for h in held)
+        assert (ugm.get_user_resources(user.user) or {}).get("m", 0) == want <= 30
+    for g in groups:
+        want = sum(h.get(u.user, 0) for h in held for u in users if u.groups[0] == g)
+        assert (ugm.get_group_resources(g) or {}).get("m", 0) == want <= 80
+    assert messaged == []
+    assert ugm.stats()["inflight"] == 0
+    assert not runtime._claims

@@ -17,10 +17,11 @@ from quotactor import UserGroup, UserGroupManager
 from quotactor.actors import known as known_module
 from quotactor.actors import manager as manager_module
 from quotactor.actors import user_tracker as user_tracker_module
+from quotactor.actors.holding import holding
 from quotactor.actors.known import NOT_KNOWN
 from quotactor.actors.manager import ManagerActor
 from quotactor.actors.messages import Known
-from quotactor.actors.runtime import here, holding
+from quotactor.actors.runtime import here
 from quotactor.core.decision import ACCEPTED
 from quotactor.core.limits import LimitEntry, LimitTable
 from quotactor.core.queue_path import ancestors, parse_queue_path

@@ -8,19 +8,22 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pytest
 
 from quotactor import OperationTimeout, UserGroup
+from quotactor.actors import holding as holding_module
+from quotactor.actors.holding import holding, holding_in_order
 from quotactor.actors.messages import Ticket
 from quotactor.actors.runtime import (
     Actor,
+    Busy,
     WorkerPool,
     call,
     deliver,
-    holding,
     live_actors,
     stop,
     stop_now,
@@ -374,3 +377,194 @@ def test_a_ticket_raced_by_both_sides_has_exactly_one_winner() -> None:
         group, user = (f.result(WAIT) for f in
                        [workers.submit(settle, "group"), workers.submit(settle, "user")])
     assert all(g != u for g, u in zip(group, user, strict=True))
+
+
+def test_a_claim_does_not_jump_a_message_already_waiting(started: Any) -> None:
+    """The window of a lock-free claim: a sender has appended its message to an idle actor's
+    inbox and not yet claimed it. A caller that claims it now must not run its own message
+    first (nor may a batch hold it): the actor goes to its pool, claimed, and runs both in the
+    order they were sent."""
+    from quotactor.actors import runtime
+
+    ref = started()
+    ref._items.append((Append("waiting"), None))  # sent, not yet claimed by its sender
+    ran_on = off_main(lambda: call(ref, Append("mine"), WAIT))
+    assert ran_on.startswith("quotactor-test")  # queued behind it, run by the pool
+    assert [v for v, _ in call(ref, "seen", WAIT)] == ["waiting", "mine"]
+
+    ref._items.append((Append("waiting again"), None))
+    assert off_main(lambda: holding([ref], lambda held: held)) == []  # counted busy
+    assert [v for v, _ in call(ref, "seen", WAIT)][2:] == ["waiting again"]
+    assert ref not in runtime._claims
+
+
+def test_actors_hash_by_identity() -> None:
+    """A claim is one atomic `dict.setdefault` only while hashing an actor runs no Python."""
+    with pytest.raises(TypeError, match="identity"):
+        class Equal(Actor):  # the point: it defines equality
+            def __eq__(self, other: object) -> bool:
+                return True
+
+
+@pytest.mark.timeout(120)
+def test_claims_under_contention_lose_nothing_and_keep_each_senders_order(
+    started: Any,
+) -> None:
+    """Eight threads mix inline calls, tells, asks and batches (`holding`) over three actors,
+    two of which never wait: every message is handled once, in each sender's order, every
+    answer arrives, and nothing is left claimed."""
+    from quotactor.actors import runtime
+
+    refs = [started(NeverWaits), started(NeverWaits), started()]
+
+    def worker(t: int) -> int:
+        answers = []
+        for i in range(400):
+            ref = refs[(t + i) % len(refs)]
+            step = i % 4
+            if step == 0:
+                call(ref, Append((t, i)), WAIT)
+            elif step == 1:
+                deliver(ref, Append((t, i)))
+            elif step == 2:
+                answers.append(submit(ref, Append((t, i))))
+            else:
+                def work(held: list[int], ref: Any = ref, i: int = i) -> None:
+                    for _ in held:  # run the step as its handler would, holding it
+                        ref.seen.append(((t, i), "held"))
+                    if not held:
+                        deliver(ref, Append((t, i)))
+                holding([ref], work)
+        for answer in answers:
+            answer.get(WAIT)
+        return len(answers)
+
+    with ThreadPoolExecutor(8) as executor:
+        futures = [executor.submit(worker, t) for t in range(8)]
+        assert [f.result(WAIT * 6) for f in futures] == [100] * 8
+    seen = [value for ref in refs for value, _ in call(ref, "seen", WAIT)]
+    assert sorted(seen) == sorted((t, i) for t in range(8) for i in range(400))
+    for ref in refs:  # each sender's messages to one actor in the order it sent them
+        mine = [value for value, _ in call(ref, "seen", WAIT)]
+        for t in range(8):
+            order = [i for s, i in mine if s == t]
+            assert order == sorted(order)
+    assert not any(ref in runtime._claims for ref in refs)
+
+
+@pytest.mark.timeout(60)
+def test_a_stop_racing_senders_answers_every_message(pool: WorkerPool) -> None:
+    """Senders keep asking while the actor stops: each gets an answer or `ActorStopped`
+    (whoever drains the inbox, the stop or a sender that finds it stopped), none waits for
+    ever, and the stopped actor is left unclaimed."""
+    from quotactor.actors import runtime
+
+    for _ in range(20):
+        ref = Recorder(pool)
+        go = threading.Event()
+
+        def sender(ref: Any = ref, go: threading.Event = go) -> tuple[int, int]:
+            assert go.wait(WAIT)
+            done = stopped = 0
+            for i in range(50):
+                try:
+                    submit(ref, Append(i)).get(WAIT)
+                    done += 1
+                except ActorStopped:
+                    stopped += 1
+            return done, stopped
+
+        with ThreadPoolExecutor(4) as executor:
+            futures = [executor.submit(sender) for _ in range(3)]
+            go.set()
+            executor.submit(lambda ref=ref: stop(ref).get(WAIT)).result(WAIT)
+            results = [f.result(WAIT) for f in futures]
+        assert all(done + stopped == 50 for done, stopped in results)
+        assert not ref.is_alive() and ref not in runtime._claims
+    assert live_actors().get("Recorder", 0) == 0
+
+
+@contextmanager
+def _turn_watched(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """An event set once a waiter has queued its turn (`holding_in_order`'s wait)."""
+    queued = threading.Event()
+    original = holding_module._handed_over
+
+    def watched(actor: Actor, deadline: float) -> bool:
+        queued.set()
+        return original(actor, deadline)
+
+    monkeypatch.setattr(holding_module, "_handed_over", watched)
+    yield queued
+
+
+def _held_by_another_batch(actors: list[Actor]) -> tuple[Any, threading.Event]:
+    """`actors` held by a batch on another thread until the event is set; its future."""
+    claimed, release = threading.Event(), threading.Event()
+
+    def work(held: list[int]) -> list[int]:
+        claimed.set()
+        assert release.wait(WAIT)
+        return held
+
+    executor = ThreadPoolExecutor(1, thread_name_prefix="batch")
+    done = executor.submit(holding, actors, work)
+    executor.shutdown(wait=False)
+    assert claimed.wait(WAIT)
+    return done, release
+
+
+@pytest.mark.timeout(60)
+def test_holding_in_order_gets_a_busy_actor_from_its_holder_after_what_was_sent_before(
+    started: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The waiter's turn is queued behind the messages sent before it: the holder, letting go,
+    runs those, then hands the claim over; the waiter's work runs holding both actors."""
+    from quotactor.actors import runtime
+
+    first, second = started(NeverWaits), started(NeverWaits)
+    done, release = _held_by_another_batch([second])
+    deliver(second, Append("before the turn"))
+    with _turn_watched(monkeypatch) as queued, ThreadPoolExecutor(1) as executor:
+        waiting = executor.submit(holding_in_order, [first, second], time.monotonic() + WAIT,
+                                  lambda: (list(first.seen), list(second.seen),
+                                           first in runtime._claims, second in runtime._claims))
+        assert queued.wait(WAIT)
+        assert not waiting.done()
+        release.set()
+        assert done.result(WAIT) == [0]
+        got = waiting.result(WAIT)
+    assert got[0] == [] and [v for v, _ in got[1]] == ["before the turn"]
+    assert got[1][0][1].startswith("batch")  # run by the holder as it let go
+    assert got[2:] == (True, True)
+    assert first not in runtime._claims and second not in runtime._claims
+    assert off_main(lambda: call(second, "where", WAIT)) != "batch"  # idle, claimable
+
+
+@pytest.mark.timeout(60)
+def test_holding_in_order_gives_up_at_the_deadline_and_the_actor_runs_on(
+    started: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A waiter whose turn does not come by its deadline holds nothing and runs nothing (its
+    first actor released too); the holder later skips the abandoned turn; a stopped actor is
+    never handed over."""
+    from quotactor.actors import runtime
+
+    first, second = started(NeverWaits), started(NeverWaits)
+    done, release = _held_by_another_batch([second])
+    ran: list[bool] = []
+    with _turn_watched(monkeypatch):
+        got = off_main(lambda: holding_in_order(
+            [first, second], time.monotonic() + 0.2, lambda: ran.append(True)))
+    assert isinstance(got, Busy) and ran == []
+    assert first not in runtime._claims
+    deliver(second, Append("after"))
+    release.set()
+    assert done.result(WAIT) == [0]
+    assert [v for v, _ in call(second, "seen", WAIT)] == ["after"]
+    assert second not in runtime._claims
+
+    stop(second).get(WAIT)
+    assert isinstance(off_main(lambda: holding_in_order(
+        [first, second], time.monotonic() + WAIT, lambda: ran.append(True))), Busy)
+    assert ran == [] and first not in runtime._claims and second not in runtime._claims

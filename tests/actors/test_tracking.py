@@ -179,9 +179,10 @@ def test_the_route_finds_each_listed_trackers_state_beside_it(
     start_ugm, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The manager keeps each listed tracker's state beside it (`user_states`,
-    `group_states`: the compiled route reads those) through creation, retirement, revival
-    from the warm list and eviction from it, and a batch and single calls on top; a tracker's
-    counts are its state's. Fails if a retirement or a revival leaves the two views apart."""
+    `group_states`: the compiled route reads those, and a listed state names its tracker)
+    through creation, retirement, revival from the warm list and eviction from it, and a batch
+    and single calls on top; a tracker's counts are its state's. Fails if a retirement or a
+    revival leaves the two views apart."""
     from quotactor.actors import manager as manager_module
     from quotactor.core.changes import UsageDecrease, UsageIncrease
 
@@ -195,8 +196,11 @@ def test_the_route_finds_each_listed_trackers_state_beside_it(
         assert {n: r.state for n, r in manager.groups.items()} == manager.group_states
         for name, ref in (*manager.users.items(), *manager.groups.items()):
             assert manager.user_states.get(name, manager.group_states.get(name)) is ref.state
+            assert ref.state.tracker is ref  # the route's way from a state to its tracker
             assert (ref.routed, ref.handled, ref.idle_at) == (
                 ref.state.routed, ref.state.handled, ref.state.idle_at)
+        for ref in (*manager.warm_users.values(), *manager.warm_groups.values()):
+            assert ref.state.tracker is None  # unlisted: no cycle left for the collector
 
     for round_ in range(3):
         users = [UserGroup(f"u{i}", [f"g{i % 5}"]) for i in range(12)]

@@ -1,0 +1,142 @@
+"""A thread holding several actors at once (the runtime's invariant 7): a batch's claims.
+
+`holding` claims those of some actors that are idle (never waiting for a claim) and runs one
+piece of work holding them; `holding_in_order` claims every one of some actors whose handlers
+never wait, in one global order, waiting for a busy one's turn. Both release every claim in
+the `finally` of their own frame, with the runtime's lock-free claims (`runtime._claims`,
+"Claims without a lock" in `quotactor.actors.runtime`, whose internals this module shares).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from quotactor.actors.runtime import (
+    _BATCH,
+    BUSY,
+    Actor,
+    Busy,
+    Reply,
+    _claims,
+    _guarded,
+    _Handover,
+    _held,
+)
+from quotactor.core.errors import ActorStopped, OperationTimeout
+
+__all__ = ["holding", "holding_in_order"]
+
+T = TypeVar("T")
+
+
+def holding(actors: Sequence[Actor[Any]], work: Callable[[list[int]], T]) -> T:
+    """Claim those of `actors` that are idle, run `work(positions of the claimed)` on this
+    thread holding them all, then release them all (invariant 7): how a batch runs many user
+    trackers' handlers for one claim each. Nothing is claimed on the main thread (invariant 2):
+    `work` then gets no position, and the caller sends every message.
+
+    `work` runs the held actors' steps as their handlers would, and may wait only on actors
+    whose handlers never wait: their holders wait on nothing, or only for a later turn in
+    `holding_in_order`'s order, which ends (see there), so no cycle can form. A
+    release runs the messages that arrived for an actor meanwhile on this thread when its
+    handlers never wait (another batch's group changes: their sender is waiting, and a hand-off
+    to the pool would cost it a thread switch more), as `_handle_inline` does; otherwise (its
+    handlers may wait, and this thread still holds the actors released after it) it hands the
+    actor to its pool.
+    """
+    held: list[int] = []
+    if _guarded():
+        return work(held)
+    _held.depth += 1
+    try:
+        # `_claim` inline (a batch claims many), with `held` as every claim's ticket: a
+        # fresh object of this call's own (`actors` are distinct).
+        claim = _claims.setdefault
+        for position, actor in enumerate(actors):
+            if claim(actor, held) is held:
+                if actor._stopped or actor._items:
+                    actor._settle()
+                else:
+                    held.append(position)
+        return work(held)
+    finally:
+        _held.depth -= 1
+        _release(actors, held, held)
+
+
+def _release(actors: Sequence[Actor[Any]], held: list[int], ticket: object) -> None:
+    """Let go of `actors[i]` for every i in `held` (as `Actor._next` does; `ticket` is the one a
+    claim taken again here is made with): what arrived meanwhile runs on this thread for an
+    actor whose handlers never wait (another batch's group changes, whose sender waits, as
+    `_handle_inline` does), goes to the pool for one that may wait (this thread may still hold
+    others); a waiter's turn (`_Handover`) there passes the claim on."""
+    claim = _claims.setdefault
+    for position in held:
+        actor = actors[position]
+        if not actor._items:  # release, then look again
+            del _claims[actor]
+            if not actor._items or actor._stopped or claim(actor, ticket) is not ticket:
+                continue
+            if actor._stopped:
+                del _claims[actor]
+                continue
+        # messages arrived meanwhile: the actor is still (or again) this thread's
+        if actor.handlers_wait:
+            actor._pool.schedule(actor._run_batch)
+        else:
+            actor._finish(_BATCH)
+
+
+def holding_in_order(
+    actors: Sequence[Actor[Any]], deadline: float, work: Callable[[], T]
+) -> T | Busy:
+    """Claim every one of `actors` (distinct, handlers that never wait, in one global order
+    that every caller of this uses), waiting for each busy one in turn, then run `work()`
+    holding them all and release them all; `BUSY` (nothing held, nothing run) if one was not
+    handed over by `deadline` (`time.monotonic()`) or is stopped, and on the main thread.
+
+    A busy actor's turn is a `_Handover` queued in its inbox: its holder, letting go, runs what
+    was sent before it, then hands the claim over (the waiter's wait ends without a claim being
+    released and won again). Why every wait ends (no deadlock): a thread waits here while it
+    holds user trackers and the actors of `actors` before the one it waits for, never others;
+    whoever holds an actor of `actors` either never waits while holding it (a handler that
+    never waits, `holding`'s work, a known-user call) or is a caller of this, waiting for an
+    actor later in the order. A cycle of waits would need someone to wait for an actor earlier
+    than one it holds, and nobody waits for a user tracker while holding one of `actors`. So
+    the chain of waits ends at a holder that does not wait, and `work` may wait only as a
+    handler may (invariant 7). A waiter that gives up (`deadline`) abandons its turn; if the
+    holder took it first, the claim is already on its way and the waiter takes it. Never on the
+    main thread (invariant 2), so no interrupt lands between a claim and its release.
+    """
+    if _guarded():
+        return BUSY
+    held: list[int] = []
+    _held.depth += 1
+    try:
+        for position, actor in enumerate(actors):
+            if not actor._claim() and not _handed_over(actor, deadline):
+                return BUSY
+            held.append(position)
+        return work()
+    finally:
+        _held.depth -= 1
+        _release(actors, held, held)
+
+
+def _handed_over(actor: Actor[Any], deadline: float) -> bool:
+    """Queue a turn for `actor` and wait until its holder hands the claim over (True), or
+    until `deadline` or its stop (False: not claimed)."""
+    turn = _Handover()
+    reply: Reply[None] = Reply()
+    actor._post(turn, reply)
+    try:
+        reply.get(max(0.0, deadline - time.monotonic()))
+    except OperationTimeout:
+        if turn.abandon():
+            return False
+        reply.get(None)  # the holder took the turn first: the claim is on its way
+    except ActorStopped:
+        return False
+    return True
