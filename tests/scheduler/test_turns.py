@@ -11,6 +11,7 @@ cycle offers: only the first of alike applications may reserve a node or preempt
 from __future__ import annotations
 
 import random
+import textwrap
 
 import pytest
 
@@ -48,8 +49,9 @@ GROUPS = {"sue": ("dev",), "bob": ("dev",), "kim": ("ops",)}
 
 
 def _ops(seed: int, steps: int) -> list[tuple[str, ...]]:
-    """Random submissions (few sizes, so that many are alike), ends and removals, cycles;
-    the clock stands still, so no ask waits long enough to reserve a node."""
+    """Random submissions (few sizes, so that many are alike), ends and removals, new
+    configurations (the leaf's order, the users' count), cycles; the clock stands still, so no
+    ask waits long enough to reserve a node."""
     rng = random.Random(seed)
     ops: list[tuple[str, ...]] = []
     for step in range(steps):
@@ -62,6 +64,8 @@ def _ops(seed: int, steps: int) -> list[tuple[str, ...]]:
             ops.append(("end-running", str(rng.random())))
         elif roll < 0.85:
             ops.append(("remove-pending", str(rng.random())))
+        elif roll < 0.88:
+            ops.append(("reload", rng.choice(["fifo", "fair"]), rng.choice(["2", "3"])))
         if rng.random() < 0.5:
             ops.append(("schedule",))
     return [*ops, ("schedule",)]
@@ -81,6 +85,12 @@ def _play(start_scheduler, ops: list[tuple[str, ...]], exhaustive: bool = False
             _, app_id, user, queue, size = op
             s.submit(app_id, UserGroup(user, GROUPS[user]), queue=queue,
                      asks=[Ask("k", {"vcore": int(size)})])
+        elif op[0] == "reload":  # another order in the leaf, another count: all tried anew
+            _, policy, count = op
+            s.update_config(textwrap.dedent(LIMITS).replace(
+                "maxapplications: 2", f"maxapplications: {count}").replace(
+                "          - name: work\n",
+                f"          - name: work\n            properties: {{application.sort.policy: {policy}}}\n"))
         elif op[0] in ("end-running", "remove-pending"):
             running = op[0] == "end-running"
             apps = [a.application_id for a in s.applications()
