@@ -87,10 +87,10 @@ def _play(start_scheduler, ops: list[tuple[str, ...]], exhaustive: bool = False
                      asks=[Ask("k", {"vcore": int(size)})])
         elif op[0] == "reload":  # another order in the leaf, another count: all tried anew
             _, policy, count = op
+            sort = f"            properties: {{application.sort.policy: {policy}}}\n"
             s.update_config(textwrap.dedent(LIMITS).replace(
                 "maxapplications: 2", f"maxapplications: {count}").replace(
-                "          - name: work\n",
-                f"          - name: work\n            properties: {{application.sort.policy: {policy}}}\n"))
+                "          - name: work\n", "          - name: work\n" + sort))
         elif op[0] in ("end-running", "remove-pending"):
             running = op[0] == "end-running"
             apps = [a.application_id for a in s.applications()
