@@ -53,10 +53,19 @@ log = get_logger()
 Routed = tuple[UserTrackerActor, UserChange]
 """A routed item: the user tracker it goes to, and its message (`position` places its answer)."""
 
-_TRACKER, _MESSAGE, _GROUP_REF = itemgetter(0), itemgetter(1), itemgetter(5)
-"""A routed item's user tracker and message, a message's group tracker (both kinds: index 5):
-C-level getters, so that grouping and splitting a batch's items by tracker runs no bytecode
-per item."""
+_TRACKER, _MESSAGE = itemgetter(0), itemgetter(1)
+_GROUP, _GROUP_REF = itemgetter(4), itemgetter(5)
+"""A routed item's user tracker and message, a message's group name and group tracker (both
+kinds: indexes 4 and 5): C-level getters, so that grouping and splitting a batch's items by
+tracker runs no bytecode per item."""
+
+
+def _groups_named(items: Sequence[Routed]) -> dict[GroupTrackerActor, str]:
+    """The group trackers `items` name, each once in the order first named, with its name."""
+    messages = list(map(_MESSAGE, items))
+    named = dict(zip(map(_GROUP_REF, messages), map(_GROUP, messages), strict=True))
+    named.pop(None, None)  # items of no group
+    return named
 
 
 def deliver_batch(routing: Routing, results: list[Result], deadline: float) -> Exception | None:
@@ -76,9 +85,7 @@ def deliver_batch(routing: Routing, results: list[Result], deadline: float) -> E
                 busy.setdefault(ref, []).append(msg)
             if not mine:
                 return
-            named = dict.fromkeys(map(_GROUP_REF, map(_MESSAGE, mine)))
-            named.pop(None, None)
-            groups = list(named)  # None popped
+            groups = list(_groups_named(mine))
         later = holding(groups, lambda gheld: _decide_held(mine, groups, gheld, results,
                                                            failures))
         if later and not _decide_in_turn(later, results, failures, deadline):
@@ -108,9 +115,8 @@ def _decide_in_turn(
     was not handed over by the deadline (or is stopped): nothing decided, for `decide` to send
     them as messages."""
     items: list[Routed] = [(ref, msg) for ref, changes in later.items() for msg in changes]
-    named = {msg.group_ref: msg.group for msg in map(_MESSAGE, items)}
-    named.pop(None, None)
-    groups: list[GroupTrackerActor] = sorted(named, key=named.__getitem__)
+    named = _groups_named(items)
+    groups = sorted(named, key=named.__getitem__)
     everyone = list(range(len(groups)))
     return holding_in_order(groups, deadline, lambda: _decide_held(
         items, groups, everyone, results, failures)) is not BUSY
