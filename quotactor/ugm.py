@@ -464,8 +464,8 @@ def _route_and_deliver(
             raise routing.refused[0][1]
         if not routing.routed:
             return [None]
-        ref, msg = routing.routed[0]
-        [answer] = call(ref, UserBatch((msg,), deadline), _left(deadline))
+        msg = routing.routed[0]
+        [answer] = call(msg.user_ref, UserBatch((msg,), deadline), _left(deadline))
         if isinstance(answer, Exception):
             raise answer
         return [answer]

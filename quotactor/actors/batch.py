@@ -46,24 +46,19 @@ from quotactor.core.tracker import (
 )
 from quotactor.logs import get_logger
 
-__all__ = ["Routed", "deliver_batch"]
+__all__ = ["deliver_batch"]
 
 log = get_logger()
 
-Routed = tuple[UserTrackerActor, UserChange]
-"""A routed item: the user tracker it goes to, and its message (`position` places its answer)."""
-
-_TRACKER, _MESSAGE = itemgetter(0), itemgetter(1)
-_GROUP, _GROUP_REF = itemgetter(4), itemgetter(5)
-"""A routed item's user tracker and message, a message's group name and group tracker (both
-kinds: indexes 4 and 5): C-level getters, so that grouping and splitting a batch's items by
-tracker runs no bytecode per item."""
+_GROUP, _GROUP_REF, _TRACKER = itemgetter(4), itemgetter(5), itemgetter(9)
+"""A routed message's group name, group tracker and user tracker (`group`, `group_ref` and
+`user_ref` of both kinds): C-level getters, so that grouping and splitting a batch's items
+by tracker runs no bytecode per item."""
 
 
-def _groups_named(items: Sequence[Routed]) -> dict[GroupTrackerActor, str]:
+def _groups_named(items: Sequence[UserChange]) -> dict[GroupTrackerActor, str]:
     """The group trackers `items` name, each once in the order first named, with its name."""
-    messages = list(map(_MESSAGE, items))
-    named = dict(zip(map(_GROUP_REF, messages), map(_GROUP, messages), strict=True))
+    named = dict(zip(map(_GROUP_REF, items), map(_GROUP, items), strict=True))
     named.pop(None, None)  # items of no group
     return named
 
@@ -76,13 +71,13 @@ def deliver_batch(routing: Routing, results: list[Result], deadline: float) -> E
     busy: dict[UserTrackerActor, list[UserChange]] = {}
 
     def with_users(held: list[int]) -> None:
-        mine: Sequence[Routed] = routed
+        mine: Sequence[UserChange] = routed
         groups = routing.groups  # those the items name, each once: all of them are `mine`
         if len(held) < len(users):
             mine_users = [users[i] for i in held]
             mine, others = _split(routed, set(mine_users).__contains__)
-            for ref, msg in others:
-                busy.setdefault(ref, []).append(msg)
+            for msg in others:
+                busy.setdefault(msg.user_ref, []).append(msg)
             if not mine:
                 return
             groups = list(_groups_named(mine))
@@ -114,7 +109,7 @@ def _decide_in_turn(
     when it lets go), after this thread has let go of every group it held. False if a group
     was not handed over by the deadline (or is stopped): nothing decided, for `decide` to send
     them as messages."""
-    items: list[Routed] = [(ref, msg) for ref, changes in later.items() for msg in changes]
+    items = [msg for changes in later.values() for msg in changes]
     named = _groups_named(items)
     groups = sorted(named, key=named.__getitem__)
     everyone = list(range(len(groups)))
@@ -132,7 +127,7 @@ def _settle(changes: Sequence[UserChange], answers: Sequence[Result], results: l
 
 
 def _decide_held(
-    mine: Sequence[Routed], groups: list[GroupTrackerActor], gheld: list[int],
+    mine: Sequence[UserChange], groups: list[GroupTrackerActor], gheld: list[int],
     results: list[Result], failures: list[Exception],
 ) -> dict[UserTrackerActor, list[UserChange]]:
     """Decide the items of `mine` (their user trackers held) whose groups are all held, in one
@@ -142,16 +137,17 @@ def _decide_held(
     if len(gheld) < len(groups):
         busy_groups = set(groups).difference([groups[i] for i in gheld])
         blocked = set(compress(map(_TRACKER, mine), map(
-            busy_groups.__contains__, map(_GROUP_REF, map(_MESSAGE, mine)))))
+            busy_groups.__contains__, map(_GROUP_REF, mine))))
         others, mine = _split(mine, blocked.__contains__)
-        for ref, msg in others:
-            later.setdefault(ref, []).append(msg)
+        for msg in others:
+            later.setdefault(msg.user_ref, []).append(msg)
     if not mine:
         return later
     # the manager's `idle` set (every tracker holds it): where the trackers left idle go
-    notes = decide_held(mine, UserIncrease, results, mine[0][0].idle)  # type: ignore[arg-type]
+    notes = decide_held(mine, UserIncrease, results, mine[0].user_ref.idle)  # type: ignore[arg-type]
     for index, kind, detail in notes:  # refusals, decreases that changed nothing, failures
-        tracker, msg = mine[index]
+        msg = mine[index]
+        tracker = msg.user_ref
         state = tracker.state
         if kind == REFUSED:
             log.info("increase_refused", user=state.name, app=msg.app,
@@ -166,8 +162,8 @@ def _decide_held(
     return later
 
 
-def _split(items: Sequence[Routed], keep: Callable[[UserTrackerActor], bool]
-           ) -> tuple[list[Routed], list[Routed]]:
+def _split(items: Sequence[UserChange], keep: Callable[[UserTrackerActor], bool]
+           ) -> tuple[list[UserChange], list[UserChange]]:
     """`items` whose user tracker `keep` accepts, and the others, each in order: filtered in
     C (`compress`), with no bytecode per item when `keep` is a C-level method."""
     kept = list(map(keep, map(_TRACKER, items)))

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quotactor.actors.group_tracker import GroupTrackerActor
+from quotactor.actors.holding import stop_all
 from quotactor.actors.messages import (
     ManagerMessage,
     PlanRead,
@@ -66,7 +67,7 @@ from quotactor.actors.messages import (
     UserDecrease,
     UserIncrease,
 )
-from quotactor.actors.runtime import Actor, Reply, WorkerPool, deliver, stop, stop_now
+from quotactor.actors.runtime import Actor, Reply, WorkerPool, deliver, stop_now
 from quotactor.actors.user_tracker import UserTrackerActor
 from quotactor.config.model import SchedulerConfig
 from quotactor.core.errors import ManagerClosed
@@ -133,10 +134,8 @@ class Retirement:
         """Stop every tracker and pool; `OperationTimeout` if a tracker does not stop in time
         (the pools are shut down all the same)."""
         try:
-            for actors in (self.users, self.groups):
-                stops = [stop(actor) for actor in actors]
-                for stopped in stops:
-                    stopped.get(timeout)
+            stop_all(self.users, timeout)
+            stop_all(self.groups, timeout)
         finally:
             for pool in self.pools:
                 pool.shutdown(timeout)
@@ -247,11 +246,11 @@ class ManagerActor(Actor[ManagerMessage]):
         return ref
 
     def _route(self, msg: Route) -> Routing:
-        """Route every item as if sent alone, in the caller's order: each routed item with the
-        user tracker it goes to. One compiled loop for every item of a batch (the manager is
-        what every caller meets): `quotactor.core.routing.route`, over this manager's views
-        (`views`: its dictionaries, the trackers' states beside the trackers, and its
-        `_user`, `_group` and `_forgot` for the items that need them).
+        """Route every item as if sent alone, in the caller's order: each routed item's
+        message, which names the user tracker it goes to. One compiled loop for every item of
+        a batch (the manager is what every caller meets): `quotactor.core.routing.route`, over
+        this manager's views (`views`: its dictionaries, the trackers' states beside the
+        trackers, and its `_user`, `_group` and `_forgot` for the items that need them).
 
         Items not routed (a decrease for a user with nothing tracked) are left out: their
         answer is None. An item that cannot be routed (an application id of another user) is
@@ -260,7 +259,7 @@ class ManagerActor(Actor[ManagerMessage]):
         """
         if msg.ticket is not None and not msg.ticket.take():
             return Routing([], [], [], [])  # the sender gave up waiting: route nothing
-        routed: list[tuple[UserTrackerActor, UserIncrease | UserDecrease]] = []
+        routed: list[UserIncrease | UserDecrease] = []
         refused: list[tuple[int, Exception]] = []
         ignored: list[tuple[str, str, tuple[str, ...]]] = []
         users: list[UserTrackerActor] = []

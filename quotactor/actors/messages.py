@@ -38,9 +38,9 @@ Kind = Literal["user", "group"]
 class Route(NamedTuple):
     """Route increases and decreases (one, or a scheduler cycle's batch).
 
-    The answer is a `Routing`: each routed item with its user tracker, for the sender to
-    deliver (the manager counts them in flight and never waits on a tracker itself), and the
-    items refused before routing.
+    The answer is a `Routing`: each routed item's message (naming its user tracker), for the
+    sender to deliver (the manager counts them in flight and never waits on a tracker
+    itself), and the items refused before routing.
     """
 
     items: tuple[Increase | Decrease, ...]
@@ -51,12 +51,12 @@ class Route(NamedTuple):
 
 
 class Routing(NamedTuple):
-    """The manager's answer to a `Route`: the routed items in the caller's order, each with
-    the user tracker it goes to, the items refused before routing (by position), and the user
-    and group trackers the routed items name, each once, in the order first named. Its lists
-    belong to the sender."""
+    """The manager's answer to a `Route`: the routed items' messages in the caller's order
+    (each names the user tracker it goes to, `user_ref`), the items refused before routing (by
+    position), and the user and group trackers the routed items name, each once, in the order
+    first named. Its lists belong to the sender."""
 
-    routed: list[tuple[UserTrackerActor, UserIncrease | UserDecrease]]
+    routed: list[UserIncrease | UserDecrease]
     refused: list[tuple[int, Exception]]
     users: list[UserTrackerActor]
     groups: list[GroupTrackerActor]
@@ -103,8 +103,10 @@ class Stats:
 class UserIncrease(NamedTuple):
     """An increase routed to a user tracker. Both routed changes share their first six
     fields' layout (the group's tracker at 5) and end with the states of the user's and the
-    group's trackers, so a batch's held items go to one compiled core call
-    (`quotactor.core.tracker.decide_held`) as they are."""
+    group's trackers and the user's tracker, so a batch's held items go to one compiled core
+    call (`quotactor.core.tracker.decide_held`) as they are. The message names its user
+    tracker itself: a routed item is its message, not a (tracker, message) pair, one tuple
+    fewer per item to build and for the collector to traverse."""
 
     position: int
     parts: tuple[str, ...]
@@ -115,6 +117,7 @@ class UserIncrease(NamedTuple):
     table: LimitTable
     user_state: UserTrackerState
     group_state: GroupTrackerState | None
+    user_ref: UserTrackerActor
 
 
 class UserDecrease(NamedTuple):
@@ -129,6 +132,7 @@ class UserDecrease(NamedTuple):
     remove_app: bool
     user_state: UserTrackerState
     group_state: GroupTrackerState | None
+    user_ref: UserTrackerActor
 
 
 class UserBatch(NamedTuple):

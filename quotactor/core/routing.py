@@ -69,16 +69,16 @@ def _stopped_forgot(name: str) -> bool:
 
 def route(
     views: Views, items: Sequence[tuple[Any, ...]], table: LimitTable,
-    routed: list[tuple[Any, Any]], refused: list[tuple[int, Exception]],
+    routed: list[Any], refused: list[tuple[int, Exception]],
     ignored: list[tuple[str, str, tuple[str, ...]]], users_named: list[Any],
     groups_named: list[Any],
 ) -> None:
     """Route every item as if sent alone, in order, appending to `routed` each routed item's
-    (user tracker, message), to `refused` each item refused before routing (position, error)
-    and to `ignored` each decrease of a user with nothing tracked (user, app, parts); and to
-    `users_named` and `groups_named` each user and group tracker the routed items name, once,
-    in the order first named (what a batch claims: a state's `mark` says whether this route
-    named it already, as the manager routes one batch at a time).
+    message (its last field its user tracker), to `refused` each item refused before routing
+    (position, error) and to `ignored` each decrease of a user with nothing tracked (user,
+    app, parts); and to `users_named` and `groups_named` each user and group tracker the
+    routed items name, once, in the order first named (what a batch claims: a state's `mark`
+    says whether this route named it already, as the manager routes one batch at a time).
 
     An increase is (parts, app, usage, user); a decrease (parts, app, usage, user,
     remove_app). An item refused (an application id of another user, a failing group choice)
@@ -142,9 +142,9 @@ def route(
                     links[name] = app_links
                 app_links[app] = group
                 owners[app] = name
-                routed.append((user, new(views.increase, (
+                routed.append(new(views.increase, (
                     position, parts, app, item[2], group, group_ref, table, user_state,
-                    group_state))))
+                    group_state, user)))
                 continue
             parts = item[0]
             app = item[1]
@@ -178,8 +178,8 @@ def route(
                     if group_state.mark != stamp:
                         group_state.mark = stamp
                         groups_named.append(group_ref)
-            routed.append((user, new(views.decrease, (
+            routed.append(new(views.decrease, (
                 position, parts, app, item[2], group, group_ref, remove_app, user_state,
-                group_state))))
+                group_state, user)))
         except Exception as exc:
             refused.append((position, exc))

@@ -247,7 +247,7 @@ FAILED: Final = 4
 
 
 def decide_held(
-    items: list[Any], increase: type, results: list[Any], idle: set[Any]
+    items: list[tuple[Any, ...]], increase: type, results: list[Any], idle: set[Any]
 ) -> list[tuple[int, int, Any]]:
     """Decide a batch's held items in order, each by `increase_both` or `decrease_both`,
     writing each increase's `Decision` at its position in `results`; a note (index in
@@ -256,10 +256,10 @@ def decide_held(
     of the group's) and `FAILED` (the exception: each item is atomic, so a failed one changed
     nothing, and the next ones are still decided).
 
-    `items` are (user tracker, message) pairs; a message of type `increase` is laid out
-    (position, parts, app, usage, group name, group tracker, table, user state, group state),
-    any other (position, parts, app, usage, -, group tracker, remove_app, user state, group
-    state), the group's fields None for no group: the routed messages of
+    `items` are messages: one of type `increase` is laid out (position, parts, app, usage,
+    group name, group tracker, table, user state, group state, user tracker), any other
+    (position, parts, app, usage, -, group tracker, remove_app, user state, group state, user
+    tracker), the group's fields None for no group: the routed messages of
     `quotactor.actors.messages`, whose user and group trackers the caller holds. The trackers
     are opaque here: counted (`handled`, on their states) as each item is decided, and those
     left idle (empty, every routed operation handled) are recorded (`idle_at`) and added to
@@ -267,9 +267,8 @@ def decide_held(
     """
     notes: list[tuple[int, int, Any]] = []
     index = -1
-    for pair in items:
+    for msg in items:
         index += 1
-        msg: tuple[Any, ...] = pair[1]
         user: UserTrackerState = msg[7]
         group: GroupTrackerState | None = msg[8]
         try:
@@ -289,13 +288,12 @@ def decide_held(
         user.handled += 1
         if group is not None:
             group.handled += 1
-    for pair in items:  # after every item: a tracker is idle only once all its items are
-        msg = pair[1]
+    for msg in items:  # after every item: a tracker is idle only once all its items are
         user = msg[7]
         handled = user.handled
         if user.idle_at != handled and user.routed == handled and user.is_empty():
             user.idle_at = handled
-            idle.add(pair[0])
+            idle.add(msg[9])
         group = msg[8]
         if group is not None:
             handled = group.handled
