@@ -182,8 +182,8 @@ class ManagerActor(Actor[ManagerMessage]):
         self.idle: set[UserTrackerActor | GroupTrackerActor] = set()
         self.log = log.bind(partition=partition)
         self.views = Views(partition, self.user_states, self.group_states, self.links,
-                           self.owners, self._user, self._group, self._forgot, UserIncrease,
-                           UserDecrease)
+                           self.owners, self._new_user, self._new_group, self._forgot,
+                           UserIncrease, UserDecrease)
 
     def handle(self, message: ManagerMessage) -> Any:
         if self.reports:
@@ -217,32 +217,29 @@ class ManagerActor(Actor[ManagerMessage]):
         """The limit table in force: the one of the config the manager publishes as applied."""
         return self.applied.table
 
-    def _user(self, name: str) -> UserTrackerActor:
-        """The live user tracker of `name`: a warm one revived, or a new one (the idle ones
-        retired first when there are many)."""
-        ref = self.users.get(name)
-        if ref is None:
-            if len(self.users) >= self.sweep_users_at:
-                self._sweep()
-                self.sweep_users_at = _next_sweep(len(self.users))
-            ref = self.warm_users.pop(name, None) or UserTrackerActor(
-                self.user_pool, name, self.reports, self.idle)
-            self.users[name] = ref
-            self.user_states[name] = ref.state
-            ref.state.tracker = ref  # while listed (see `TrackerState`)
+    def _new_user(self, name: str) -> UserTrackerActor:
+        """List a live user tracker for `name`, which has none (the route asks): a warm one
+        revived, or a new one (the idle ones retired first when there are many)."""
+        if len(self.users) >= self.sweep_users_at:
+            self._sweep()
+            self.sweep_users_at = _next_sweep(len(self.users))
+        ref = self.warm_users.pop(name, None) or UserTrackerActor(
+            self.user_pool, name, self.reports, self.idle)
+        self.users[name] = ref
+        self.user_states[name] = ref.state
+        ref.state.tracker = ref  # while listed (see `TrackerState`)
         return ref
 
-    def _group(self, name: str) -> GroupTrackerActor:
-        ref = self.groups.get(name)
-        if ref is None:
-            if len(self.groups) >= self.sweep_groups_at:
-                self._sweep()
-                self.sweep_groups_at = _next_sweep(len(self.groups))
-            ref = self.warm_groups.pop(name, None) or GroupTrackerActor(
-                self.group_pool, name, self.idle)
-            self.groups[name] = ref
-            self.group_states[name] = ref.state
-            ref.state.tracker = ref
+    def _new_group(self, name: str) -> GroupTrackerActor:
+        """List a live group tracker for `name`, which has none (as `_new_user`)."""
+        if len(self.groups) >= self.sweep_groups_at:
+            self._sweep()
+            self.sweep_groups_at = _next_sweep(len(self.groups))
+        ref = self.warm_groups.pop(name, None) or GroupTrackerActor(
+            self.group_pool, name, self.idle)
+        self.groups[name] = ref
+        self.group_states[name] = ref.state
+        ref.state.tracker = ref
         return ref
 
     def _route(self, msg: Route) -> Routing:
@@ -250,7 +247,8 @@ class ManagerActor(Actor[ManagerMessage]):
         message, which names the user tracker it goes to. One compiled loop for every item of
         a batch (the manager is what every caller meets): `quotactor.core.routing.route`, over
         this manager's views (`views`: its dictionaries, the trackers' states beside the
-        trackers, and its `_user`, `_group` and `_forgot` for the items that need them).
+        trackers, and its `_new_user`, `_new_group` and `_forgot` for the items that need
+        them).
 
         Items not routed (a decrease for a user with nothing tracked) are left out: their
         answer is None. An item that cannot be routed (an application id of another user) is

@@ -388,9 +388,10 @@ class Actor(Generic[M_contra]):
     @final
     def _fail_queued(self, why: str) -> None:
         """Fail every queued message with `ActorStopped` ("<class> <why>"; each `popleft` hands
-        a message to one thread only, however many drain at once)."""
+        a message to one thread only, however many drain at once: another may empty the
+        inbox between the test and the `popleft`, hence the `except`)."""
         items = self._items
-        while True:
+        while items:
             try:
                 _, reply = items.popleft()
             except IndexError:

@@ -107,7 +107,11 @@ def route(
                         f" partition {views.partition!r}; application ids are unique in a"
                         " partition")
                 app_links = links.get(name)
-                if app_links and forgot(name):
+                user_state = user_states.get(name)
+                # an idle user's links are of starts it refused (`forgot` checks it again;
+                # looked at here, a busy user's costs no call)
+                if (app_links and user_state is not None
+                        and user_state.idle_at == user_state.routed and forgot(name)):
                     app_links = None
                 group: str | None
                 if app_links is not None and app in app_links:
@@ -116,7 +120,6 @@ def route(
                     group = table.resolve_group(ancestors(parts), who.groups)
                 # Nothing above changed anything; below, nothing can fail but an allocation.
                 # `routed` first, then the links.
-                user_state = user_states.get(name)
                 if user_state is None:
                     views.new_user(name)
                     user_state = user_states[name]
@@ -159,13 +162,16 @@ def route(
                 user_state.mark = stamp
                 users_named.append(user)
             app_links = links.get(name)
-            group = None if app_links is None else app_links.get(app)
             remove_app: bool = item[4]
-            if remove_app:
+            group = None
+            if remove_app:  # one lookup each: the link and the owner taken, not read then del
                 if app_links is not None:
-                    app_links.pop(app, None)
-                if owners.get(app) == name:
-                    del owners[app]
+                    group = app_links.pop(app, None)
+                owner = owners.pop(app, None)
+                if owner is not None and owner != name:  # another user's id: it stays theirs
+                    owners[app] = owner
+            elif app_links is not None:
+                group = app_links.get(app)
             group_ref = None
             group_state = None
             if group is not None:
