@@ -32,9 +32,10 @@ Invariants (every change to this module must keep them):
    `holding_in_order`, for the next one in one global order: that wait ends too.)
 7. A thread may hold several actors at once only through `holding` or `holding_in_order`
    (`quotactor.actors.holding`): `holding` claims those that are idle (never waiting for a
-   claim: a busy one is left out, for the caller to send its message to once it holds
-   nothing); `holding_in_order` claims actors whose handlers never wait in one global
-   order, waiting for a busy one's turn (its holder hands the claim over as it lets go).
+   claim: a busy one is left out, for the caller to turn to once it holds nothing);
+   `holding_in_order` claims actors whose handlers never wait in one global order, or one
+   actor by a thread that holds nothing, waiting for a busy one's turn (its holder hands the
+   claim over as it lets go).
    Each runs one piece of work that may wait only as a handler may (invariant 6), and
    releases every claim in the `finally` of that frame.
 
@@ -256,9 +257,12 @@ _lives: list[tuple[str, _Count, _Count]] = []
 _live_lock = threading.Lock()
 
 
-def _count_lives(cls: type[Actor[Any]]) -> None:
+def _register(cls: type[Actor[Any]]) -> None:
+    """Give an actor class its start and stop counts (`live_actors`), and note whether it has
+    a stop hook of its own (`Actor._halt` calls no empty `on_stop`)."""
     started, stopped = _Count(), _Count()
     cls._starts, cls._stops = started, stopped
+    cls._stop_hook = cls.on_stop is not Actor.on_stop
     with _live_lock:
         _lives.append((cls.__name__, started, stopped))
 
@@ -302,7 +306,8 @@ class Actor(Generic[M_contra]):
     also run the messages that arrived for this one meanwhile."""
     _starts: ClassVar[_Count]
     _stops: ClassVar[_Count]
-    """This class's starts and stops, for `live_actors` (`_count_lives`)."""
+    """This class's starts and stops, for `live_actors` (`_register`)."""
+    _stop_hook: ClassVar[bool]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """An actor is a key of `_claims`: its hash and equality must stay identity's, C
@@ -310,7 +315,7 @@ class Actor(Generic[M_contra]):
         super().__init_subclass__(**kwargs)
         if cls.__hash__ is not object.__hash__ or cls.__eq__ is not object.__eq__:
             raise TypeError(f"{cls.__name__}: an actor hashes and compares by identity")
-        _count_lives(cls)
+        _register(cls)
 
     def __init__(self, pool: WorkerPool) -> None:
         self._pool = pool
@@ -322,7 +327,8 @@ class Actor(Generic[M_contra]):
         raise NotImplementedError
 
     def on_stop(self) -> None:
-        """Called once, on the thread that handles the stop."""
+        """Called once, on the thread that handles the stop; overridden in the class body (a
+        class notes at its creation whether it has its own)."""
 
     def is_alive(self) -> bool:
         return not self._stopped
@@ -462,15 +468,17 @@ class Actor(Generic[M_contra]):
     def _halt(self) -> None:
         """Stop: answer everything still queued with `ActorStopped`, then `on_stop`."""
         self._stopped = True
-        self._fail_queued("stopped before the message")
+        if self._items:  # one appended after this test sees `_stopped` and fails itself
+            self._fail_queued("stopped before the message")
         self._stops.add()
-        try:
-            self.on_stop()
-        except Exception:
-            _log_failure(self, "on_stop")
+        if self._stop_hook:
+            try:
+                self.on_stop()
+            except Exception:
+                _log_failure(self, "on_stop")
 
 
-_count_lives(Actor)
+_register(Actor)
 
 
 def answer(reply: Reply[T], compute: Callable[[], T]) -> None:
