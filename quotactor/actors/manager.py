@@ -173,7 +173,6 @@ class ManagerActor(Actor[ManagerMessage]):
         self.group_states: dict[str, GroupTrackerState] = {}
         self.warm_users: OrderedDict[str, UserTrackerActor] = OrderedDict()
         self.warm_groups: OrderedDict[str, GroupTrackerActor] = OrderedDict()
-        self.links: dict[str, dict[str, str | None]] = {}
         self.owners: dict[str, str] = {}
         self.retired = 0
         self.sweep_users_at = self.sweep_groups_at = SWEEP_AT
@@ -181,9 +180,9 @@ class ManagerActor(Actor[ManagerMessage]):
         self.reports: deque[Relink] = deque()
         self.idle: set[UserTrackerActor | GroupTrackerActor] = set()
         self.log = log.bind(partition=partition)
-        self.views = Views(partition, self.user_states, self.group_states, self.links,
-                           self.owners, self._new_user, self._new_group, self._forgot,
-                           UserIncrease, UserDecrease)
+        self.views = Views(partition, self.user_states, self.group_states, self.owners,
+                           self._new_user, self._new_group, self._forgot, UserIncrease,
+                           UserDecrease)
 
     def handle(self, message: ManagerMessage) -> Any:
         if self.reports:
@@ -289,8 +288,11 @@ class ManagerActor(Actor[ManagerMessage]):
         return True
 
     def _forget(self, name: str) -> None:
+        """Forget a listed user's links and the application ids it owns."""
+        state = self.user_states[name]
+        links, state.links = state.links, None
         owners = self.owners
-        for app in self.links.pop(name, ()):
+        for app in links or ():
             if owners.get(app) == name:
                 del owners[app]
 
@@ -307,8 +309,8 @@ class ManagerActor(Actor[ManagerMessage]):
             name = ref.state.name
             if isinstance(ref, UserTrackerActor):
                 if users.get(name) is ref:
-                    self._retire(users, self.warm_users, name)
                     self._forget(name)
+                    self._retire(users, self.warm_users, name)
             elif groups.get(name) is ref:
                 self._retire(groups, self.warm_groups, name)
 
@@ -323,9 +325,12 @@ class ManagerActor(Actor[ManagerMessage]):
             self._retire(self.groups, self.warm_groups, name)
 
     def _relink(self, msg: Relink) -> None:
-        if msg.user not in self.users or self.closed:
+        state = self.user_states.get(msg.user)
+        if state is None or self.closed:
             return
-        self.links.setdefault(msg.user, {}).setdefault(msg.app, msg.group)
+        if state.links is None:
+            state.links = {}
+        state.links.setdefault(msg.app, msg.group)
         self.owners.setdefault(msg.app, msg.user)
 
     def _retire(self, slots: dict[str, Any], warm: OrderedDict[str, Any], name: str) -> None:
@@ -356,7 +361,8 @@ class ManagerActor(Actor[ManagerMessage]):
     def _plan_read(self, msg: PlanRead) -> ReadPlan:
         name = msg.user.user
         self._forgot(name)  # an idle user's links are of starts it refused: gone
-        app_links = self.links.get(name, {})
+        state = self.user_states.get(name)
+        app_links = state.links if state is not None and state.links is not None else {}
         if msg.app in app_links:
             group = app_links[msg.app]
         else:
@@ -412,13 +418,14 @@ class ManagerActor(Actor[ManagerMessage]):
         )
         self.users.clear()
         self.groups.clear()
-        for state in (*self.user_states.values(), *self.group_states.values()):
-            state.tracker = None
+        for user_state in self.user_states.values():
+            user_state.tracker = user_state.links = None
+        for group_state in self.group_states.values():
+            group_state.tracker = None
         self.user_states.clear()
         self.group_states.clear()
         self.warm_users.clear()
         self.warm_groups.clear()
-        self.links.clear()
         self.owners.clear()
         self.idle.clear()
         return retirement

@@ -27,8 +27,9 @@ class Views:
     """The manager's views a route reads and changes, and its callbacks.
 
     `user_states` and `group_states` map a name to its live tracker's state, which names the
-    tracker (`TrackerState.tracker`, the manager keeps them in step); `links` maps a user to its
-    applications' groups, `owners` an application id to its user. `new_user` and `new_group`
+    tracker (`TrackerState.tracker`, the manager keeps them in step) and, a user's, its
+    applications' group links (`UserTrackerState.links`); `owners` maps an application id to
+    its user. `new_user` and `new_group`
     list a live tracker for a name that has none (and return it); `forgot` forgets an idle
     user's links (True if it was idle). `stamp` numbers the routes (see `route`).
     """
@@ -36,14 +37,13 @@ class Views:
     def __init__(
         self, partition: str,
         user_states: dict[str, UserTrackerState], group_states: dict[str, GroupTrackerState],
-        links: dict[str, dict[str, str | None]], owners: dict[str, str],
+        owners: dict[str, str],
         new_user: Callable[[str], object], new_group: Callable[[str], object],
         forgot: Callable[[str], bool], increase: type, decrease: type,
     ) -> None:
         self.partition = partition
         self.user_states = user_states
         self.group_states = group_states
-        self.links = links
         self.owners = owners
         self.new_user = new_user
         self.new_group = new_group
@@ -86,7 +86,7 @@ def route(
     goes up before that user's links or owners change (see `quotactor.actors.known`).
     """
     user_states, group_states = views.user_states, views.group_states
-    links, owners, forgot = views.links, views.owners, views.forgot
+    owners, forgot = views.owners, views.forgot
     new = tuple.__new__
     stamp = views.stamp = views.stamp + 1
     position = -1
@@ -106,8 +106,8 @@ def route(
                         f"application {app!r} is already running for user {owner!r} in"
                         f" partition {views.partition!r}; application ids are unique in a"
                         " partition")
-                app_links = links.get(name)
                 user_state = user_states.get(name)
+                app_links = None if user_state is None else user_state.links
                 # an idle user's links are of starts it refused (`forgot` checks it again;
                 # looked at here, a busy user's costs no call)
                 if (app_links and user_state is not None
@@ -141,8 +141,7 @@ def route(
                         group_state.mark = stamp
                         groups_named.append(group_ref)
                 if app_links is None:
-                    app_links = {}
-                    links[name] = app_links
+                    app_links = user_state.links = {}
                 app_links[app] = group
                 owners[app] = name
                 routed.append(new(views.increase, (
@@ -161,7 +160,7 @@ def route(
             if user_state.mark != stamp:
                 user_state.mark = stamp
                 users_named.append(user)
-            app_links = links.get(name)
+            app_links = user_state.links
             remove_app: bool = item[4]
             group = None
             if remove_app:  # one lookup each: the link and the owner taken, not read then del

@@ -131,9 +131,9 @@ def test_a_retired_tracker_or_a_view_that_disagrees_is_never_decided_without_the
 
     _off_main(lambda: ugm.increase_tracked_resource("root.a", "app-2", {"m": 1}, SUE))
     assert manager.users["sue"] is tracker and tracker.idle_at < tracker.handled  # revived
-    del manager.links["sue"]["app-2"]  # as between a failed removal and its `Relink`
+    del manager.user_states["sue"].links["app-2"]  # as between a failed removal and `Relink`
     assert known("app-2") is NOT_KNOWN
-    manager.links["sue"]["app-2"] = "dev"
+    manager.user_states["sue"].links["app-2"] = "dev"
     manager.owners.pop("app-2")
     assert known("app-2") is NOT_KNOWN
     manager.owners["app-2"] = "sue"

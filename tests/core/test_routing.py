@@ -28,7 +28,7 @@ def _views() -> Views:
         state.tracker = f"tracker of group {name}"
         return state.tracker
 
-    return Views("default", user_states, group_states, {}, {}, new_user, new_group,
+    return Views("default", user_states, group_states, {}, new_user, new_group,
                  lambda name: False, tuple, tuple)
 
 
