@@ -374,3 +374,21 @@ def new_state(kind: str, name: str) -> UserTrackerState | GroupTrackerState:
     """An empty tracker state: how a user or group without a live tracker (untracked, or only
     named by the config) is judged and shown."""
     return UserTrackerState(name) if kind == "user" else GroupTrackerState(name)
+
+
+def count_answers(results: list[Any]) -> tuple[int, int, list[Any]]:
+    """A batch's answers counted for its metrics: (decreases, accepted increases, the other
+    increases' `Decision`s, refusals mostly). A decrease's answer is None, an accepted
+    increase's most often the shared `ACCEPTED`: one compiled loop of identity tests (a
+    `Decision`'s own `==` is interpreted, and counting with `map` and `sum` cost ~370
+    instructions per answer)."""
+    decreases = accepted = 0
+    others: list[Any] = []
+    for result in results:
+        if result is None:
+            decreases += 1
+        elif result is ACCEPTED:
+            accepted += 1
+        else:
+            others.append(result)
+    return decreases, accepted, others
