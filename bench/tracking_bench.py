@@ -126,13 +126,14 @@ def drive(target: Any, work: Workload, threads: int, pairs: int,
 
 
 def drive_batches(target: Any, work: Workload, threads: int, batches: int,
-                  size: int = 100) -> dict[str, float]:
-    """Each thread sends `batches` batches of `size` increases, then their decreases."""
+                  size: int = 100, seed: int = 200) -> dict[str, float]:
+    """Each thread sends `batches` batches of `size` increases, then their decreases (thread
+    t's operations drawn with `seed + t`)."""
     latencies: list[list[float]] = [[] for _ in range(threads)]
     barrier = threading.Barrier(threads + 1)
 
     def run(t: int) -> None:
-        ops = operations(work, batches * size, seed=200 + t)
+        ops = operations(work, batches * size, seed=seed + t)
         lat = latencies[t]
         barrier.wait()
         for b in range(batches):

@@ -18,12 +18,9 @@ is handed over by its holder when it lets go (`holding.holding_in_order`, which 
 every such wait ends); then it decides those users' items held, as above. Only if a turn does
 not come by the caller's deadline are they decided by `user_tracker.decide`, which sends the
 groups messages (abandoned at the deadline: an increase is then not applied, a decrease is
-applied when the group runs). A busy user (another caller holds it) is waited for in its
-turn once the sender holds nothing, one at a time (`holding_in_order` of that one user), and
-its items are then decided held as above: the held path's cost, not that of a message to it
-and of its handler's group messages, which is where its items go only if the turn does not
-come by the deadline. Each user's items stay in the caller's order on every path; items of
-different users are independent (as if sent by different callers).
+applied when the group runs). A busy user gets its items as one message. Each user's items
+stay in the caller's order on every path; items of different users are independent (as if
+sent by different callers).
 """
 
 from __future__ import annotations
@@ -31,7 +28,6 @@ from __future__ import annotations
 import operator
 import time
 from collections.abc import Callable, Sequence
-from functools import partial
 from itertools import compress
 from operator import itemgetter
 
@@ -85,14 +81,15 @@ def deliver_batch(routing: Routing, results: list[Result], deadline: float) -> E
             if not mine:
                 return
             groups = list(_groups_named(mine))
-        _decide_users_held(mine, groups, results, failures, deadline)
+        later = holding(groups, lambda gheld: _decide_held(mine, groups, gheld, results,
+                                                           failures))
+        if later and not _decide_in_turn(later, results, failures, deadline):
+            shares = list(later.items())
+            for (_, changes), answers in zip(shares, decide(shares, deadline), strict=True):
+                _settle(changes, answers, results, failures)
 
     holding(users, with_users)
-    for ref, changes in busy.items():  # busy user trackers: each in its turn, else a message
-        in_turn = partial(_decide_users_held, changes, list(_groups_named(changes)), results,
-                          failures, deadline)
-        if holding_in_order((ref,), deadline, in_turn) is not BUSY:
-            continue
+    for ref, changes in busy.items():  # busy user trackers (or the main thread): a message each
         try:
             answers = call(ref, UserBatch(tuple(changes), deadline), _left(deadline))
         except Exception as exc:
@@ -100,20 +97,6 @@ def deliver_batch(routing: Routing, results: list[Result], deadline: float) -> E
             continue
         _settle(changes, answers, results, failures)
     return failures[0] if failures else None
-
-
-def _decide_users_held(
-    mine: Sequence[UserChange], groups: list[GroupTrackerActor], results: list[Result],
-    failures: list[Exception], deadline: float,
-) -> None:
-    """Decide `mine`, whose user trackers this thread holds (`groups`: those they name, each
-    once): holding the idle groups, then, for the items of a busy group, in its turn, and
-    only if that does not come by the deadline, by group messages (`decide`)."""
-    later = holding(groups, lambda gheld: _decide_held(mine, groups, gheld, results, failures))
-    if later and not _decide_in_turn(later, results, failures, deadline):
-        shares = list(later.items())
-        for (_, changes), answers in zip(shares, decide(shares, deadline), strict=True):
-            _settle(changes, answers, results, failures)
 
 
 def _decide_in_turn(

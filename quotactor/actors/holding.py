@@ -94,29 +94,23 @@ def _release(actors: Sequence[Actor[Any]], held: list[int], ticket: object) -> N
 def holding_in_order(
     actors: Sequence[Actor[Any]], deadline: float, work: Callable[[], T]
 ) -> T | Busy:
-    """Claim every one of `actors`, waiting for each busy one in turn, then run `work()`
+    """Claim every one of `actors` (distinct, handlers that never wait, in one global order
+    that every caller of this uses), waiting for each busy one in turn, then run `work()`
     holding them all and release them all; `BUSY` (nothing held, nothing run) if one was not
     handed over by `deadline` (`time.monotonic()`) or is stopped, and on the main thread.
-    `actors` are either (1) distinct actors whose handlers never wait (group trackers), in
-    one global order that every such caller uses, or (2) one actor whose handlers may wait
-    (a user tracker another batch holds), claimed by a thread that holds nothing.
 
     A busy actor's turn is a `_Handover` queued in its inbox: its holder, letting go, runs what
     was sent before it, then hands the claim over (the waiter's wait ends without a claim being
-    released and won again). Why every wait ends (no deadlock). (1): a thread waits here while
-    it holds user trackers and the actors of `actors` before the one it waits for, never
-    others; whoever holds an actor of `actors` either never waits while holding it (a handler
-    that never waits, `holding`'s work, a known-user call) or is a caller of this, waiting for
-    an actor later in the order. A cycle of waits would need someone to wait for an actor
-    earlier than one it holds, and nobody waits for a user tracker while holding one of
-    `actors` (a wait of kind (2) holds nothing). So the chain of waits ends at a holder that
-    does not wait. (2): the waiter holds nothing, so nobody waits for it and it is in no
-    cycle; the user tracker's holder waits, while holding it, only for groups: by messages
-    (a handler's, whose groups never wait) or in a wait of kind (1), which ends. `work` may
-    wait only as a handler may (invariant 7). A waiter that gives up (`deadline`) abandons its
-    turn; if the holder took it first, the claim is already on its way and the waiter takes
-    it. Never on the main thread (invariant 2), so no interrupt lands between a claim and its
-    release.
+    released and won again). Why every wait ends (no deadlock): a thread waits here while it
+    holds user trackers and the actors of `actors` before the one it waits for, never others;
+    whoever holds an actor of `actors` either never waits while holding it (a handler that
+    never waits, `holding`'s work, a known-user call) or is a caller of this, waiting for an
+    actor later in the order. A cycle of waits would need someone to wait for an actor earlier
+    than one it holds, and nobody waits for a user tracker while holding one of `actors`. So
+    the chain of waits ends at a holder that does not wait, and `work` may wait only as a
+    handler may (invariant 7). A waiter that gives up (`deadline`) abandons its turn; if the
+    holder took it first, the claim is already on its way and the waiter takes it. Never on the
+    main thread (invariant 2), so no interrupt lands between a claim and its release.
     """
     if _guarded():
         return BUSY

@@ -32,10 +32,9 @@ Invariants (every change to this module must keep them):
    `holding_in_order`, for the next one in one global order: that wait ends too.)
 7. A thread may hold several actors at once only through `holding` or `holding_in_order`
    (`quotactor.actors.holding`): `holding` claims those that are idle (never waiting for a
-   claim: a busy one is left out, for the caller to turn to once it holds nothing);
-   `holding_in_order` claims actors whose handlers never wait in one global order, or one
-   actor by a thread that holds nothing, waiting for a busy one's turn (its holder hands the
-   claim over as it lets go).
+   claim: a busy one is left out, for the caller to send its message to once it holds
+   nothing); `holding_in_order` claims actors whose handlers never wait in one global
+   order, waiting for a busy one's turn (its holder hands the claim over as it lets go).
    Each runs one piece of work that may wait only as a handler may (invariant 6), and
    releases every claim in the `finally` of that frame.
 

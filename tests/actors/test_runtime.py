@@ -16,7 +16,7 @@ import pytest
 
 from quotactor import OperationTimeout, UserGroup
 from quotactor.actors import holding as holding_module
-from quotactor.actors.holding import holding, holding_in_order
+from quotactor.actors.holding import holding, holding_in_order, stop_all
 from quotactor.actors.messages import Ticket
 from quotactor.actors.runtime import (
     Actor,
@@ -568,3 +568,54 @@ def test_holding_in_order_gives_up_at_the_deadline_and_the_actor_runs_on(
     assert isinstance(off_main(lambda: holding_in_order(
         [first, second], time.monotonic() + WAIT, lambda: ran.append(True))), Busy)
     assert ran == [] and first not in runtime._claims and second not in runtime._claims
+
+
+@pytest.mark.timeout(60)
+def test_stop_all_stops_the_idle_here_and_a_busy_one_after_what_it_was_sent(
+    started: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Idle actors are stopped on the caller's thread without a message (the stop's own
+    steps under `holding`); a busy one gets a stop message behind what it was sent before,
+    and `stop_all` returns only once it has run; messages sent after a stop fail; nothing is
+    left claimed or counted live."""
+    from quotactor.actors import runtime
+
+    idle = [started() for _ in range(3)]
+    busy = started()
+    holder, release = hold(busy)
+    deliver(busy, Append("before"))
+    posted: list[Any] = []
+    stop_sent = threading.Event()
+    original = runtime.Actor._post
+
+    def watched(actor: Any, message: Any, reply: Any) -> None:
+        posted.append((actor, type(message).__name__))
+        original(actor, message, reply)
+        stop_sent.set()
+
+    monkeypatch.setattr(runtime.Actor, "_post", watched)
+    with ThreadPoolExecutor(1) as executor:
+        stopping = executor.submit(stop_all, [*idle[:2], busy, idle[2]], WAIT)
+        assert stop_sent.wait(WAIT)  # sent once the idle ones are stopped
+        assert not any(ref.is_alive() for ref in idle)
+        assert busy.is_alive() and not stopping.done()
+        release.set()
+        assert stopping.result(WAIT) is None
+    holder.join(WAIT)
+    assert [name for _, name in posted] == ["_Stop"]  # only the busy one got a message
+    assert [value for value, _ in busy.seen] == ["before"]
+    assert not busy.is_alive()
+    with pytest.raises(ActorStopped):
+        off_main(lambda: call(idle[0], "where", WAIT))
+    assert not any(ref in runtime._claims for ref in [*idle, busy])
+    assert live_actors().get("Recorder", 0) == 0
+
+
+@pytest.mark.timeout(60)
+def test_stop_all_on_the_main_thread_sends_every_actor_its_stop(started: Any) -> None:
+    """The main thread claims nothing (invariant 2): every actor gets a stop message, handled
+    on its pool, and `stop_all` waits for them all."""
+    refs = [started() for _ in range(4)]
+    stop_all(refs, WAIT)
+    assert not any(ref.is_alive() for ref in refs)
+    assert live_actors().get("Recorder", 0) == 0
