@@ -33,12 +33,12 @@ from quotactor.actors.messages import (
     Routing,
     Shutdown,
     Stats,
-    Ticket,
     UserBatch,
 )
 from quotactor.actors.runtime import (
     Busy,
     Reply,
+    Ticket,
     WorkerPool,
     call,
     here,

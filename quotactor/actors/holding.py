@@ -2,10 +2,10 @@
 
 `holding` claims those of some actors that are idle (never waiting for a claim) and runs one
 piece of work holding them; `holding_in_order` claims every one of some actors whose handlers
-never wait, in one global order, waiting for a busy one's turn; `stop_all` stops many actors,
-the idle ones under one `holding`. Both release every claim in
+never wait, in one global order, waiting for a busy one's turn. Both release every claim in
 the `finally` of their own frame, with the runtime's lock-free claims (`runtime._claims`,
 "Claims without a lock" in `quotactor.actors.runtime`, whose internals this module shares).
+`stop_all` stops many actors, the idle ones under one `holding`.
 """
 
 from __future__ import annotations

@@ -281,8 +281,8 @@ class ManagerActor(Actor[ManagerMessage]):
     def _forgot(self, name: str) -> bool:
         """Forget an idle user's links and application ids (the starts it refused; it runs
         nothing): True if it was idle (its ids are free), False if it runs something."""
-        ref = self.users.get(name)
-        if ref is None or ref.idle_at != ref.routed:
+        state = self.user_states.get(name)
+        if state is None or state.idle_at != state.routed:
             return False
         self._forget(name)
         return True

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from quotactor.actors.runtime import Reply
+from quotactor.actors.runtime import Reply, Ticket
 from quotactor.config.model import SchedulerConfig
 from quotactor.core.identity import UserGroup
 from quotactor.core.intake import Decrease, Increase
@@ -196,38 +196,6 @@ class SnapshotPart:
 
 
 # User tracker -> group tracker (asked, so it carries no reply of its own)
-
-
-class Ticket:
-    """Settles, once, who decides the fate of one group increase: the group tracker applying it
-    (`take`) or the user tracker that stopped waiting for the answer (`abandon`).
-
-    Whichever comes first wins; the other learns it. So a late increase is never applied behind
-    the back of a user tracker that refused, and a user tracker never gives up on an increase the
-    group already applied: it waits for that answer instead.
-
-    Lock-free: each side appends its claim to a list (`list.append` is one atomic step under
-    the GIL) and the first claim in the list wins; it never changes once there, so both sides
-    read the same winner. A lock per ticket cost a lock allocation per group increase. Both
-    sides run on worker threads (never on the main thread, see the runtime's invariant 2), so
-    no signal handler's exception lands between the append and the read.
-    """
-
-    __slots__ = ("_claims",)
-
-    def __init__(self) -> None:
-        self._claims: list[str] = []
-
-    def take(self) -> bool:
-        return self._settle("group")
-
-    def abandon(self) -> bool:
-        return self._settle("user")
-
-    def _settle(self, claimant: str) -> bool:
-        claims = self._claims
-        claims.append(claimant)
-        return claims[0] == claimant
 
 
 class GroupIncrease(NamedTuple):

@@ -82,7 +82,7 @@ from quotactor.core.errors import ActorStopped, OperationTimeout
 from quotactor.logs import get_logger
 
 __all__ = [
-    "BUSY", "Actor", "Busy", "Reply", "WorkerPool", "answer", "call", "deliver", "here",
+    "BUSY", "Actor", "Busy", "Reply", "Ticket", "WorkerPool", "answer", "call", "deliver", "here",
     "live_actors", "on_main_thread", "stop", "stop_now", "submit", "Submitted", "unguarded",
 ]
 
@@ -211,11 +211,22 @@ class _Stop:
 _STOP = _Stop()
 
 
-class _Handover:
-    """A waiter's turn (`holding_in_order`): whoever takes it off the inbox, holding the actor,
-    hands the claim to the waiter instead of running or releasing anything more, unless the
-    waiter gave up first. Who settles it is decided once, as `messages.Ticket` does: each side
-    appends its name (one atomic `list.append`) and the first name in the list wins."""
+class Ticket:
+    """Settles, once, who decides the fate of something one thread hands another: the side
+    that takes it (`take`: a group tracker applying an increase, the manager routing a queued
+    batch, a holder handing its claim to a waiter) or the side that stopped waiting for it
+    (`abandon`).
+
+    Whichever comes first wins; the other learns it. So a late increase is never applied behind
+    the back of a user tracker that refused, and a sender never gives up on what the other
+    side has already begun: it waits for that answer instead.
+
+    Lock-free: each side appends its name to a list (`list.append` is one atomic step under
+    the GIL) and the first name in the list wins; it never changes once there, so both sides
+    read the same winner. A lock per ticket cost a lock allocation per group increase. Both
+    sides run on worker threads (invariant 2), so no signal handler's exception lands between
+    the append and the read.
+    """
 
     __slots__ = ("_sides",)
 
@@ -223,16 +234,26 @@ class _Handover:
         self._sides: list[str] = []
 
     def take(self) -> bool:
-        """The holder's side: True if the waiter still waits (it gets the claim)."""
+        """The taker's side: True if the other still waits (the taker goes on)."""
         sides = self._sides
-        sides.append("holder")
-        return sides[0] == "holder"
+        sides.append("taker")
+        return sides[0] == "taker"
 
     def abandon(self) -> bool:
-        """The waiter's side: True if it gave up before the holder handed the claim over."""
+        """The waiter's side: True if it gave up before the taker took it."""
         sides = self._sides
         sides.append("waiter")
         return sides[0] == "waiter"
+
+
+class _Handover(Ticket):
+    """A waiter's turn (`holding_in_order`), queued in the actor's inbox: whoever takes it off,
+    holding the actor, hands the claim to the waiter instead of running or releasing anything
+    more, unless the waiter gave up first."""
+
+    __slots__ = ()
+
+
 class _Count:
     """A count that threads add to without a lock (an actor's start or stop): `add` is an
     `itertools.count`'s `__next__`, one C call, atomic under the GIL. A lock per start cost

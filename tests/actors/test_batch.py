@@ -395,14 +395,14 @@ def test_an_idle_batch_decides_every_item_in_one_core_call_each(
 
 @pytest.mark.timeout(60)
 def test_a_batch_takes_its_turn_at_a_group_another_batch_holds_instead_of_messaging_it(
-    start_ugm: Any, monkeypatch: pytest.MonkeyPatch,
+    start_ugm: Any, monkeypatch: pytest.MonkeyPatch, held_by_another_batch: Any,
+    turn_queued: threading.Event,
 ) -> None:
     """Another caller's batch holds group dev: this batch decides olga's items (group ops) at
     once, then waits for dev's turn and decides sue's items holding dev, in her order, with no
     group message (the messages' path, `decide`, is never taken); counts stay true and
     everything drains."""
     from quotactor.actors import batch as batch_module
-    from quotactor.actors import holding as holding_module
     from quotactor.actors import runtime
 
     ugm: UserGroupManager = start_ugm(TWO_GROUPS)
@@ -410,31 +410,15 @@ def test_a_batch_takes_its_turn_at_a_group_another_batch_holds_instead_of_messag
     dev = ugm._manager.groups["dev"]  # type: ignore[union-attr]
     messaged: list[Any] = []
     monkeypatch.setattr(batch_module, "decide", lambda *args: messaged.append(args))
-    queued = threading.Event()
-    original = holding_module._handed_over
-
-    def watched(actor: Any, deadline: float) -> bool:
-        queued.set()
-        return original(actor, deadline)
-
-    monkeypatch.setattr(holding_module, "_handed_over", watched)
-    claimed, release = threading.Event(), threading.Event()
-
-    def other_batch(held: list[int]) -> list[int]:
-        claimed.set()
-        assert release.wait(WAIT)
-        return held
-
-    with ThreadPoolExecutor(2) as executor:
-        holder = executor.submit(holding_module.holding, [dev], other_batch)
-        assert claimed.wait(WAIT)
+    holder, release = held_by_another_batch([dev])
+    with ThreadPoolExecutor(1) as executor:
         waiting = executor.submit(ugm.apply_batch, [
             UsageIncrease("root.a", "olga-1", {"m": 2}, OPS),
             UsageIncrease("root.a", "sue-1", {"m": 3}, SUE),
             UsageDecrease("root.a", "sue-0", {"m": 1}, SUE, True),
             UsageIncrease("root.a", "sue-2", {"m": 98}, SUE),
         ])
-        assert queued.wait(WAIT)
+        assert turn_queued.wait(WAIT)
         assert ugm.get_group_resources("ops") == {"m": 2}  # decided before the wait
         assert not waiting.done()
         release.set()

@@ -8,19 +8,17 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pytest
 
 from quotactor import OperationTimeout, UserGroup
-from quotactor.actors import holding as holding_module
 from quotactor.actors.holding import holding, holding_in_order, stop_all
-from quotactor.actors.messages import Ticket
 from quotactor.actors.runtime import (
     Actor,
     Busy,
+    Ticket,
     WorkerPool,
     call,
     deliver,
@@ -484,52 +482,22 @@ def test_a_stop_racing_senders_answers_every_message(pool: WorkerPool) -> None:
     assert live_actors().get("Recorder", 0) == 0
 
 
-@contextmanager
-def _turn_watched(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
-    """An event set once a waiter has queued its turn (`holding_in_order`'s wait)."""
-    queued = threading.Event()
-    original = holding_module._handed_over
-
-    def watched(actor: Actor, deadline: float) -> bool:
-        queued.set()
-        return original(actor, deadline)
-
-    monkeypatch.setattr(holding_module, "_handed_over", watched)
-    yield queued
-
-
-def _held_by_another_batch(actors: list[Actor]) -> tuple[Any, threading.Event]:
-    """`actors` held by a batch on another thread until the event is set; its future."""
-    claimed, release = threading.Event(), threading.Event()
-
-    def work(held: list[int]) -> list[int]:
-        claimed.set()
-        assert release.wait(WAIT)
-        return held
-
-    executor = ThreadPoolExecutor(1, thread_name_prefix="batch")
-    done = executor.submit(holding, actors, work)
-    executor.shutdown(wait=False)
-    assert claimed.wait(WAIT)
-    return done, release
-
-
 @pytest.mark.timeout(60)
 def test_holding_in_order_gets_a_busy_actor_from_its_holder_after_what_was_sent_before(
-    started: Any, monkeypatch: pytest.MonkeyPatch,
+    started: Any, held_by_another_batch: Any, turn_queued: threading.Event,
 ) -> None:
     """The waiter's turn is queued behind the messages sent before it: the holder, letting go,
     runs those, then hands the claim over; the waiter's work runs holding both actors."""
     from quotactor.actors import runtime
 
     first, second = started(NeverWaits), started(NeverWaits)
-    done, release = _held_by_another_batch([second])
+    done, release = held_by_another_batch([second])
     deliver(second, Append("before the turn"))
-    with _turn_watched(monkeypatch) as queued, ThreadPoolExecutor(1) as executor:
+    with ThreadPoolExecutor(1) as executor:
         waiting = executor.submit(holding_in_order, [first, second], time.monotonic() + WAIT,
                                   lambda: (list(first.seen), list(second.seen),
                                            first in runtime._claims, second in runtime._claims))
-        assert queued.wait(WAIT)
+        assert turn_queued.wait(WAIT)
         assert not waiting.done()
         release.set()
         assert done.result(WAIT) == [0]
@@ -543,7 +511,7 @@ def test_holding_in_order_gets_a_busy_actor_from_its_holder_after_what_was_sent_
 
 @pytest.mark.timeout(60)
 def test_holding_in_order_gives_up_at_the_deadline_and_the_actor_runs_on(
-    started: Any, monkeypatch: pytest.MonkeyPatch,
+    started: Any, held_by_another_batch: Any, turn_queued: threading.Event,
 ) -> None:
     """A waiter whose turn does not come by its deadline holds nothing and runs nothing (its
     first actor released too); the holder later skips the abandoned turn; a stopped actor is
@@ -551,11 +519,10 @@ def test_holding_in_order_gives_up_at_the_deadline_and_the_actor_runs_on(
     from quotactor.actors import runtime
 
     first, second = started(NeverWaits), started(NeverWaits)
-    done, release = _held_by_another_batch([second])
+    done, release = held_by_another_batch([second])
     ran: list[bool] = []
-    with _turn_watched(monkeypatch):
-        got = off_main(lambda: holding_in_order(
-            [first, second], time.monotonic() + 0.2, lambda: ran.append(True)))
+    got = off_main(lambda: holding_in_order(
+        [first, second], time.monotonic() + 0.2, lambda: ran.append(True)))
     assert isinstance(got, Busy) and ran == []
     assert first not in runtime._claims
     deliver(second, Append("after"))

@@ -1,0 +1,54 @@
+"""Fixtures for the tests that make a caller wait for another's batch: that batch, held on
+its own thread, and a watch on the waiter's turn (`holding_in_order`'s wait)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from quotactor.actors import holding as holding_module
+from quotactor.actors.runtime import Actor
+
+WAIT = 10.0
+
+HeldByAnotherBatch = Callable[[Sequence[Actor[Any]]], tuple["Future[list[int]]", threading.Event]]
+
+
+@pytest.fixture
+def held_by_another_batch() -> Iterator[HeldByAnotherBatch]:
+    """A function holding some actors in a batch on another thread (`holding`) until the event
+    it returns is set; the batch's future gives the positions it held."""
+    executor = ThreadPoolExecutor(2, thread_name_prefix="batch")
+
+    def hold(actors: Sequence[Actor[Any]]) -> tuple[Future[list[int]], threading.Event]:
+        claimed, release = threading.Event(), threading.Event()
+
+        def work(held: list[int]) -> list[int]:
+            claimed.set()
+            assert release.wait(WAIT)
+            return held
+
+        done = executor.submit(holding_module.holding, actors, work)
+        assert claimed.wait(WAIT)
+        return done, release
+
+    yield hold
+    executor.shutdown(wait=False)
+
+
+@pytest.fixture
+def turn_queued(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """An event set once a waiter has queued its turn (`holding_in_order`'s wait)."""
+    queued = threading.Event()
+    original = holding_module._handed_over
+
+    def watched(actor: Actor[Any], deadline: float) -> bool:
+        queued.set()
+        return original(actor, deadline)
+
+    monkeypatch.setattr(holding_module, "_handed_over", watched)
+    return queued
