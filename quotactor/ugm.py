@@ -33,7 +33,6 @@ from quotactor.actors.messages import (
     Routing,
     Shutdown,
     Stats,
-    UserBatch,
 )
 from quotactor.actors.runtime import (
     Busy,
@@ -459,16 +458,9 @@ def _route_and_deliver(
     routed = here(manager, Route(items, deadline, None))
     routing: Routing = (_route_queued(manager, items, deadline)
                         if isinstance(routed, Busy) else routed)
-    if len(items) == 1:  # a single call: one routed item at most, or its refusal
-        if routing.refused:
-            raise routing.refused[0][1]
-        if not routing.routed:
-            return [None]
-        msg = routing.routed[0]
-        [answer] = call(msg.user_ref, UserBatch((msg,), deadline), _left(deadline))
-        if isinstance(answer, Exception):
-            raise answer
-        return [answer]
+    # A single call is a batch of one: decided holding its user and group trackers, in one
+    # compiled core call, as a batch's items are (a message to its user tracker, which asks
+    # the group by message in turn, cost 13 % more instructions and 20 % more CPU per call).
     results: list[Result] = [None] * len(items)
     failure = deliver_batch(routing, results, deadline)
     if routing.refused:

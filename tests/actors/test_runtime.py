@@ -343,17 +343,17 @@ def test_a_user_tracker_that_gives_up_on_a_wedged_group_changes_nothing(
 def test_main_thread_calls_run_on_the_relay_unless_the_host_opts_out(
     relay: bool, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from quotactor.core.tracker import UserTrackerState
+    from quotactor.actors import batch
     from quotactor.ugm import UserGroupManager
 
     threads: list[str] = []
-    real = UserTrackerState.increase
+    real = batch.decide_held
 
-    def increase(self: UserTrackerState, *args: Any, **kwargs: Any) -> None:
+    def decide_held(*args: Any) -> Any:  # where the held trackers' steps run
         threads.append(threading.current_thread().name)
-        real(self, *args, **kwargs)
+        return real(*args)
 
-    monkeypatch.setattr(UserTrackerState, "increase", increase)
+    monkeypatch.setattr(batch, "decide_held", decide_held)
     with UserGroupManager.start(main_thread_relay=relay) as ugm:
         assert ugm.increase_tracked_resource("root.a", "app", {"m": 1}, UserGroup("sue"))
     assert live_actors() == {}
