@@ -36,6 +36,7 @@ from quotactor.actors.holding import holding, holding_in_order
 from quotactor.actors.messages import Routing, UserBatch, UserDecrease, UserIncrease
 from quotactor.actors.runtime import BUSY, call
 from quotactor.actors.user_tracker import Result, UserChange, UserTrackerActor, decide
+from quotactor.core.decision import Decision
 from quotactor.core.tracker import (
     FAILED,
     GROUP_UNTRACKED,
@@ -46,7 +47,7 @@ from quotactor.core.tracker import (
 )
 from quotactor.logs import get_logger
 
-__all__ = ["deliver_batch"]
+__all__ = ["deliver_batch", "deliver_one"]
 
 log = get_logger()
 
@@ -97,6 +98,49 @@ def deliver_batch(routing: Routing, results: list[Result], deadline: float) -> E
             continue
         _settle(changes, answers, results, failures)
     return failures[0] if failures else None
+
+
+def deliver_one(msg: UserChange, deadline: float) -> Decision | None:
+    """A single call's routed item: its answer (a `Decision`, or None for a decrease), or its
+    failure raised.
+
+    Decided as a batch of one when its user and group trackers are idle: holding both, in one
+    compiled core call. With the group busy, the held user asks it by message at once (its
+    holder runs the message as it lets go): under contention one thread then decides many
+    callers' changes, where waiting for the group's turn, as a batch does, would hand the
+    claim from thread to thread, a switch per call (8 callers: 12k calls per CPU-second
+    against 31k). With the user busy, the item is one message to it.
+    """
+    user = msg.user_ref
+    group = msg.group_ref
+    actors = (user,) if group is None else (user, group)
+    answer = holding(actors, lambda held: _one_held(msg, len(actors), held, deadline))
+    if answer is _USER_BUSY:
+        [answer] = call(user, UserBatch((msg,), deadline), _left(deadline))
+    if isinstance(answer, Exception):
+        raise answer
+    assert not isinstance(answer, _UserBusy)
+    return answer
+
+
+class _UserBusy:
+    """`deliver_one`'s user tracker was not idle: the item goes to it as a message."""
+
+
+_USER_BUSY = _UserBusy()
+
+
+def _one_held(msg: UserChange, count: int, held: list[int], deadline: float
+              ) -> Result | _UserBusy:
+    if not held or held[0] != 0:
+        return _USER_BUSY  # the group, if held, is released first: the user's handler may wait
+    if len(held) < count:  # the group is busy: asked by message, holding the user
+        [[answer]] = decide(((msg.user_ref, (msg,)),), deadline)
+        return answer
+    results: list[Result] = [None]
+    failures: list[Exception] = []
+    _decide_held([msg], [], [], results, failures)
+    return failures[0] if failures else results[0]
 
 
 def _decide_in_turn(

@@ -1,0 +1,153 @@
+"""A single call's delivery (`batch.deliver_one`): holding its idle user and group trackers, in
+one compiled core call; by a message to a busy group, holding the user; by a message to a busy
+user tracker. Each path gives the answer the trackers would, changes both sides or neither,
+and leaves nothing claimed."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import pytest
+
+from quotactor import UsageDecrease, UsageIncrease, UserGroup
+from quotactor.actors import batch as batch_module
+from quotactor.actors import runtime
+from quotactor.core.limits import LimitEntry as L
+from quotactor.core.limits import LimitTable
+from quotactor.ugm import UserGroupManager
+
+T = TypeVar("T")
+WAIT = 10.0
+DEV = LimitTable({"root": [L(users=("*",), max_resources={"m": 50}),
+                           L(groups=("dev",), max_resources={"m": 10})]})
+SUE, BOB, SOLO = UserGroup("sue", ["dev"]), UserGroup("bob", ["dev"]), UserGroup("solo")
+
+
+def _off_main(fn: Callable[[], T]) -> T:
+    with ThreadPoolExecutor(1) as executor:
+        return executor.submit(fn).result(WAIT)
+
+
+def _watch(monkeypatch: pytest.MonkeyPatch, name: str) -> threading.Event:
+    """An event set when `batch.<name>` is called (the call then goes on as before)."""
+    called = threading.Event()
+    real = getattr(batch_module, name)
+
+    def watched(*args: Any) -> Any:
+        called.set()
+        return real(*args)
+
+    monkeypatch.setattr(batch_module, name, watched)
+    return called
+
+
+def _nothing_left(ugm: UserGroupManager) -> None:
+    assert not runtime._claims
+    assert ugm.users_usage() == []
+    stats = ugm.stats()
+    assert (stats["users"], stats["groups"], stats["inflight"]) == (0, 0, 0)
+
+
+@pytest.mark.timeout(60)
+def test_idle_trackers_decide_a_single_call_held_without_a_message(
+    start_ugm: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With its user and group idle (and for a user of no group), a single call is decided on
+    the caller's thread holding them: no message to either, refusals as the limits say."""
+    monkeypatch.setattr(batch_module, "decide", lambda *a: pytest.fail("group messaged"))
+    monkeypatch.setattr(batch_module, "call", lambda *a: pytest.fail("user messaged"))
+    held: list[int] = []
+    decide_held = batch_module.decide_held
+    monkeypatch.setattr(batch_module, "decide_held",
+                        lambda items, *a: held.append(len(items)) or decide_held(items, *a))
+    ugm: UserGroupManager = start_ugm(DEV)
+
+    def calls() -> list[Any]:
+        return [
+            ugm.decide_increase("root.a", "sue-1", {"m": 6}, SUE).ok,
+            ugm.decide_increase("root.a", "bob-1", {"m": 6}, BOB).ok,  # dev: 12 > 10
+            ugm.decide_increase("root.a", "solo-1", {"m": 40}, SOLO).ok,
+            ugm.get_user_resources("bob"), ugm.get_group_resources("dev"),
+            ugm.get_user_resources("solo"),
+            ugm.decrease_tracked_resource("root.a", "sue-1", {"m": 6}, SUE, True),
+            ugm.decrease_tracked_resource("root.a", "solo-1", {"m": 40}, SOLO, True),
+        ]
+
+    assert _off_main(calls) == [True, False, True, None, {"m": 6}, {"m": 40}, None, None]
+    assert held == [1] * 5  # each call, decided held
+    _nothing_left(ugm)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(("size", "accepted"), [(3, True), (10, False)])
+def test_a_single_call_messages_a_busy_group_holding_its_user(
+    size: int, accepted: bool, start_ugm: Any, monkeypatch: pytest.MonkeyPatch,
+    held_by_another_batch: Any, turn_queued: threading.Event,
+) -> None:
+    """Another caller's batch holds group dev: the call holds sue and asks dev by message
+    (never waiting for dev's turn), and is answered once dev is let go: both sides changed,
+    or, refused by dev's limit, neither."""
+    ugm: UserGroupManager = start_ugm(DEV)
+    assert ugm.increase_tracked_resource("root.a", "sue-0", {"m": 1}, SUE)
+    dev = ugm._manager.groups["dev"]  # type: ignore[union-attr]
+    messaged = _watch(monkeypatch, "decide")
+    holder, release = held_by_another_batch([dev])
+    with ThreadPoolExecutor(1) as executor:
+        waiting = executor.submit(ugm.decide_increase, "root.a", "sue-1", {"m": size}, SUE)
+        assert messaged.wait(WAIT)
+        assert not waiting.done()
+        release.set()
+        assert holder.result(WAIT) == [0]
+        assert waiting.result(WAIT).ok is accepted
+    assert not turn_queued.is_set()
+    total = {"m": 1 + size} if accepted else {"m": 1}
+    assert (ugm.get_user_resources("sue"), ugm.get_group_resources("dev")) == (total, total)
+    assert dev not in runtime._claims
+    _off_main(lambda: ugm.apply_batch([
+        UsageDecrease("root.a", "sue-0", {"m": 1}, SUE, True),
+        UsageDecrease("root.a", "sue-1", {"m": size}, SUE, True)]))
+    _nothing_left(ugm)
+
+
+@pytest.mark.timeout(60)
+def test_a_single_call_for_a_busy_user_is_a_message_to_its_tracker(
+    start_ugm: Any, monkeypatch: pytest.MonkeyPatch, held_by_another_batch: Any,
+) -> None:
+    """Another caller's batch holds sue's tracker: the call sends it the item as a message
+    (holding nothing) and is answered when the tracker runs again; then a removal takes all
+    of it back."""
+    ugm: UserGroupManager = start_ugm(DEV)
+    assert ugm.increase_tracked_resource("root.a", "sue-0", {"m": 1}, SUE)
+    sue = ugm._manager.users["sue"]  # type: ignore[union-attr]
+    messaged = _watch(monkeypatch, "call")
+    holder, release = held_by_another_batch([sue])
+    with ThreadPoolExecutor(1) as executor:
+        waiting = executor.submit(ugm.decide_increase, "root.a", "sue-1", {"m": 4}, SUE)
+        assert messaged.wait(WAIT)
+        assert not waiting.done()
+        assert ugm._manager.groups["dev"] not in runtime._claims  # type: ignore[union-attr]
+        release.set()
+        assert holder.result(WAIT) == [0]
+        assert waiting.result(WAIT).ok
+    assert ugm.get_group_resources("dev") == {"m": 5}
+    assert ugm.increase_tracked_resource("root.a", "bob-1", {"m": 6}, BOB) is False
+    for app, size in (("sue-0", 1), ("sue-1", 4)):
+        _off_main(lambda a=app, s=size: ugm.decrease_tracked_resource(  # type: ignore[misc]
+            "root.a", a, {"m": s}, SUE, True))
+    _nothing_left(ugm)
+
+
+@pytest.mark.timeout(60)
+def test_a_single_decrease_of_a_user_with_nothing_tracked_changes_nothing(
+    start_ugm: Any,
+) -> None:
+    ugm: UserGroupManager = start_ugm(DEV)
+    assert _off_main(lambda: ugm.decrease_tracked_resource(
+        "root.a", "ghost", {"m": 1}, SUE, True)) is None
+    assert _off_main(lambda: ugm.apply_batch([
+        UsageIncrease("root.a", "sue-1", {"m": 2}, SUE)]))[0].ok  # type: ignore[union-attr]
+    _off_main(lambda: ugm.decrease_tracked_resource("root.a", "sue-1", {"m": 2}, SUE, True))
+    _nothing_left(ugm)
