@@ -1,9 +1,10 @@
 """The user tracker actor: one per user; the place where an increase is decided.
 
 `decide` runs the steps of one or more user trackers that the calling thread holds, asking
-their groups by message: a tracker's own handler (a single call, or a batch's share sent to a
-tracker that was busy), and a batch for its held users one of whose groups was busy. A batch
-whose trackers are all idle holds their groups too and decides without messages
+their groups by message: a tracker's own handler (a call's or a batch's share sent to a
+tracker that was busy), a single call whose group was busy, and a batch for its held users
+one of whose groups was busy and did not come by the caller's deadline. A call or a batch
+whose trackers are idle holds their groups too and decides without messages
 (`quotactor.actors.batch`).
 """
 
@@ -114,7 +115,8 @@ class UserTrackerActor(Counted, Actor[UserMessage]):
         raise TypeError(f"unexpected message {type(message).__name__}")
 
     def _alone(self, msg: UserChange, deadline: float) -> tuple[Result]:
-        """A single call's change: `decide`'s steps for one change, without its rounds."""
+        """One change sent to this tracker while another caller held it (a single call's, or
+        a batch's one-item share): `decide`'s steps for one change, without its rounds."""
         result, change, journal = self._begin(msg)
         if change is not None and msg.group_ref is not None:
             status = _await(_ask(msg.group_ref, (change,), isinstance(change, GroupIncrease)),
