@@ -10,13 +10,14 @@ interpreter start-up, imports and the warm-up cancel out. The workload is the be
 a worker thread (as a scheduler's threads call); `allocations`: each application started, then
 three allocations and releases on it, then removed (eight single calls, six of them for a user
 and application already tracked); and `apply_batch` of 100 increases then their decreases (the
-simplified baseline has no batch API), by one caller and by four at once (`batch4`: valgrind
-runs one thread at a time and switches between them now and then, so the callers meet busy
-trackers and groups; the counts then vary a little by run). `batch, users seen` is `batch`
-after 80 batches of other applications (another seed) have made every user and group known:
-the steady state of a scheduler whose users come back, where `batch`'s window still meets
-16 % of its increases' users for the first time (the actors then build, and at the end stop,
-a tracker each; the reference rebuilds a user's state for every application anyway).
+simplified baseline has no batch API), by one caller and by four at once. With four
+(`batch4`), valgrind runs one thread at a time and the callers meet each other's held trackers
+and groups far more often than natively (see `SLOWDOWN`), and the counts vary a little by run;
+`batch4, native switch rate` meets them about as often as natively. `batch, users seen` is
+`batch` after 80 batches of other applications (another seed) have made every user and group
+known: the steady state of a scheduler whose users come back, where `batch`'s window still
+meets 16 % of its increases' users for the first time (the actors then build, and at the end
+stop, a tracker each; the reference rebuilds a user's state for every application anyway).
 Targets: the actor path
 (`UserGroupManager`), the reference model behind one lock (`LockedBaseline`, the batch goal's
 yardstick) and the simplified single-lock baseline (the single calls' yardstick), on whichever
@@ -40,6 +41,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 WARM = 300
+SLOWDOWN = 35
+"""About how many times slower the batch runs under callgrind (measured on 2026-11-27: 1.8 ms
+of wall time per decision against 50 µs natively, four callers). CPython hands the GIL to a
+waiting thread after a switch interval of wall time (5 ms), so under callgrind a thread does
+only ~1/35 of the native work between two switches, and four callers meet each other's held
+trackers ~35 times as often as they do natively; `batch4-native` stretches the interval by this
+factor (in the benchmark's own process) to meet them about as often as natively."""
 ALLOCATIONS = 8
 """Operations per application in the `allocations` workload: start, three allocations and
 their releases, removal."""
@@ -81,7 +89,9 @@ def one(name: str, mode: str, count: int) -> None:
                         if target.increase_tracked_resource(queue, app, step, user):
                             target.decrease_tracked_resource(queue, app, step, user)
                     target.decrease_tracked_resource(queue, app, usage, user, remove_app=True)
-        elif mode == "batch4":  # four callers at once: contention for trackers and groups
+        elif mode.startswith("batch4"):  # four callers at once: contention for trackers
+            if mode == "batch4-native":  # see SLOWDOWN
+                sys.setswitchinterval(sys.getswitchinterval() * SLOWDOWN)
             drive_batches(target, work, 4, count // 400)
         else:
             if mode == "batch-seen":  # every user and group known first
@@ -122,7 +132,7 @@ def main() -> None:
     from quotactor import core
 
     rows = [("single", 1000, 3000), ("allocations", 1000, 3000), ("batch", 1000, 3000),
-            ("batch-seen", 1000, 3000), ("batch4", 2000, 6000)]
+            ("batch-seen", 1000, 3000), ("batch4", 2000, 6000), ("batch4-native", 2000, 6000)]
     print(f"core: {core.build_note} (QUOTACTOR_PURE=1 measures the pure one)\n")
     print("| workload | actors | reference, one lock | simplified baseline |"
           " actors / reference | actors / simplified |")
@@ -132,7 +142,8 @@ def main() -> None:
                  else ("actors", "reference", "simple"))
         got = per_call(names, mode, small, large)
         actors, simple = got["actors"], got.get("simple")
-        label = "batch, users seen" if mode == "batch-seen" else mode
+        label = {"batch-seen": "batch, users seen",
+                 "batch4-native": "batch4, native switch rate"}.get(mode, mode)
         print(f"| {label} | {actors:,.0f} | {got['reference']:,.0f} |"
               f" {'' if simple is None else f'{simple:,.0f}'} |"
               f" {actors / got['reference']:.3f} |"
