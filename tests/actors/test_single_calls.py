@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import pytest
@@ -15,6 +15,7 @@ import pytest
 from quotactor import UsageDecrease, UsageIncrease, UserGroup
 from quotactor.actors import batch as batch_module
 from quotactor.actors import runtime
+from quotactor.core.decision import Decision
 from quotactor.core.limits import LimitEntry as L
 from quotactor.core.limits import LimitTable
 from quotactor.ugm import UserGroupManager
@@ -42,6 +43,25 @@ def _watch(monkeypatch: pytest.MonkeyPatch, name: str) -> threading.Event:
 
     monkeypatch.setattr(batch_module, name, watched)
     return called
+
+
+def _answered_once_let_go(
+    ugm: UserGroupManager, size: int,
+    hold: Callable[[list[Any]], tuple[Future[list[int]], threading.Event]], busy: Any,
+    messaged: threading.Event,
+) -> Decision:
+    """sue's increase of `size` (app sue-1), sent while another batch holds `busy`, a tracker
+    it needs: it sends its message (`messaged`), holding nothing but, when the group is the
+    busy one, sue; has no answer until that batch lets go, then has one."""
+    holder, release = hold([busy])
+    with ThreadPoolExecutor(1) as executor:
+        waiting = executor.submit(ugm.decide_increase, "root.a", "sue-1", {"m": size}, SUE)
+        assert messaged.wait(WAIT)
+        assert not waiting.done()
+        assert set(runtime._claims) == {busy, ugm._manager.users["sue"]}  # type: ignore[union-attr]
+        release.set()
+        assert holder.result(WAIT) == [0]
+        return waiting.result(WAIT)
 
 
 def _nothing_left(ugm: UserGroupManager) -> None:
@@ -93,15 +113,9 @@ def test_a_single_call_messages_a_busy_group_holding_its_user(
     ugm: UserGroupManager = start_ugm(DEV)
     assert ugm.increase_tracked_resource("root.a", "sue-0", {"m": 1}, SUE)
     dev = ugm._manager.groups["dev"]  # type: ignore[union-attr]
-    messaged = _watch(monkeypatch, "decide")
-    holder, release = held_by_another_batch([dev])
-    with ThreadPoolExecutor(1) as executor:
-        waiting = executor.submit(ugm.decide_increase, "root.a", "sue-1", {"m": size}, SUE)
-        assert messaged.wait(WAIT)
-        assert not waiting.done()
-        release.set()
-        assert holder.result(WAIT) == [0]
-        assert waiting.result(WAIT).ok is accepted
+    decision = _answered_once_let_go(
+        ugm, size, held_by_another_batch, dev, _watch(monkeypatch, "decide"))
+    assert decision.ok is accepted
     assert not turn_queued.is_set()
     total = {"m": 1 + size} if accepted else {"m": 1}
     assert (ugm.get_user_resources("sue"), ugm.get_group_resources("dev")) == (total, total)
@@ -122,16 +136,8 @@ def test_a_single_call_for_a_busy_user_is_a_message_to_its_tracker(
     ugm: UserGroupManager = start_ugm(DEV)
     assert ugm.increase_tracked_resource("root.a", "sue-0", {"m": 1}, SUE)
     sue = ugm._manager.users["sue"]  # type: ignore[union-attr]
-    messaged = _watch(monkeypatch, "call")
-    holder, release = held_by_another_batch([sue])
-    with ThreadPoolExecutor(1) as executor:
-        waiting = executor.submit(ugm.decide_increase, "root.a", "sue-1", {"m": 4}, SUE)
-        assert messaged.wait(WAIT)
-        assert not waiting.done()
-        assert ugm._manager.groups["dev"] not in runtime._claims  # type: ignore[union-attr]
-        release.set()
-        assert holder.result(WAIT) == [0]
-        assert waiting.result(WAIT).ok
+    assert _answered_once_let_go(
+        ugm, 4, held_by_another_batch, sue, _watch(monkeypatch, "call")).ok
     assert ugm.get_group_resources("dev") == {"m": 5}
     assert ugm.increase_tracked_resource("root.a", "bob-1", {"m": 6}, BOB) is False
     for app, size in (("sue-0", 1), ("sue-1", 4)):
