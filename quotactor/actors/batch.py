@@ -115,11 +115,10 @@ def deliver_one(msg: UserChange, deadline: float) -> Decision | None:
     group = msg.group_ref
     actors = (user,) if group is None else (user, group)
     answer = holding(actors, lambda held: _one_held(msg, len(actors), held, deadline))
-    if answer is _USER_BUSY:
+    if isinstance(answer, _UserBusy):
         [answer] = call(user, UserBatch((msg,), deadline), _left(deadline))
     if isinstance(answer, Exception):
         raise answer
-    assert not isinstance(answer, _UserBusy)
     return answer
 
 
@@ -132,6 +131,8 @@ _USER_BUSY = _UserBusy()
 
 def _one_held(msg: UserChange, count: int, held: list[int], deadline: float
               ) -> Result | _UserBusy:
+    """`deliver_one`'s work, holding those of its `count` trackers that `held` names (the user
+    first): the item's answer or its failure, or `_USER_BUSY`."""
     if not held or held[0] != 0:
         return _USER_BUSY  # the group, if held, is released first: the user's handler may wait
     if len(held) < count:  # the group is busy: asked by message, holding the user
