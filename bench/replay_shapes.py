@@ -1,0 +1,169 @@
+"""Replay cost per job on a machine's two shapes: one node of N vcores, and N nodes of one.
+
+    python bench/replay_shapes.py                           # NASA (bundled) and 100k synthetic
+    python bench/replay_shapes.py --swf KTH-SP2-1996-2.1-cln.swf.gz   # plus another SWF log
+    python bench/replay_shapes.py --no-synthetic --jobs 5000 --prefixes 50,100
+
+Every trace is replayed through the embedded YuniKorn model on `--nodes 1 --node-vcore N` and
+on `--nodes N --node-vcore 1`, N being the machine's processors (the SWF header's MaxProcs,
+else MaxNodes; `--synthetic-procs` for the synthetic workload). The growth columns replay the
+first 10 %, 25 %, 50 % and 100 % of the trace, each as a replay of its own: flat cost means
+the same ms per job in every column. SWF logs go to the demo's queue config (every job in
+root.ipsc under user, group and queue limits; `--config` for another), the synthetic workload
+to the replay bench's config.
+
+The cost per job is given in wall and in CPU milliseconds of this process, and the growth
+columns in CPU milliseconds: on a shared machine other processes stretch only the wall time.
+The machine and the load average (at the start and after each row) are printed with the
+table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from markdown import header
+from replay_bench import SYNTHETIC_CONFIG
+from run import machine
+
+from quotactor.scheduler import Scheduler, VirtualClock
+from quotactor.sim.cluster import ClusterSpec, uniform_cluster
+from quotactor.sim.demo import DEMO_GROUPS, DEMO_TRACE, demo_config_text, demo_workload
+from quotactor.sim.jobs import Workload
+from quotactor.sim.replay import ReplayOptions, replay
+from quotactor.sim.swf import read_swf
+from quotactor.sim.synthetic import generate, parse_synthetic
+
+SYNTHETIC = ("synthetic:jobs=100000,users=300,groups=4,interarrival=60,max_tasks=64,"
+             "queues=root.batch;root.interactive;root.batch;root.batch")
+"""The replay bench's synthetic workload (bench/replay_bench.py), 100k jobs."""
+SYNTHETIC_PROCS = 512
+"""The replay bench runs it on 8 nodes of 64 vcores."""
+PREFIXES = (10, 25, 50, 100)
+
+
+@dataclass(frozen=True)
+class Trace:
+    name: str
+    workload: Workload
+    processors: int
+    config: str
+
+
+@dataclass(frozen=True)
+class Timing:
+    jobs: int
+    wall: float
+    cpu: float
+    never: int
+
+
+def _processors(workload: Workload) -> int:
+    for key in ("MaxProcs", "MaxNodes"):
+        value = workload.header.get(key, "").split()
+        if value and value[0].isdigit() and int(value[0]) > 0:
+            return int(value[0])
+    raise SystemExit(f"{workload.source}: the header names neither MaxProcs nor MaxNodes")
+
+
+def _first(workload: Workload, jobs: int | None) -> Workload:
+    if jobs is None or jobs >= len(workload.jobs):
+        return workload
+    return Workload(workload.source, workload.jobs[:jobs], workload.bad_lines,
+                    workload.problems, workload.header)
+
+
+def traces(args: argparse.Namespace) -> list[Trace]:
+    config = args.config.read_text(encoding="utf-8") if args.config else demo_config_text()
+    found: list[Trace] = []
+    if not args.no_nasa:
+        nasa = demo_workload()
+        found.append(Trace(DEMO_TRACE.split("-cln")[0], _first(nasa, args.jobs),
+                           _processors(nasa), config))
+    for path in args.swf:
+        log = read_swf(path, group_names=DEMO_GROUPS if path.name == DEMO_TRACE else None)
+        found.append(Trace(path.name.split("-cln")[0].removesuffix(".swf.gz"),
+                           _first(log, args.jobs), _processors(log), config))
+    if not args.no_synthetic:
+        synthetic = generate(parse_synthetic(args.workload))
+        found.append(Trace(f"synthetic {len(synthetic.jobs) // 1000}k",
+                           _first(synthetic, args.jobs), args.synthetic_procs,
+                           SYNTHETIC_CONFIG))
+    return found
+
+
+def shapes(processors: int, wanted: list[str]) -> list[tuple[str, ClusterSpec]]:
+    """The machine as one node of all its vcores, and as one node per processor."""
+    made = {"one node": (f"1 x {processors}", uniform_cluster(1, {"vcore": str(processors)})),
+            "unit nodes": (f"{processors} x 1", uniform_cluster(processors, {"vcore": "1"}))}
+    return [made[name] for name in wanted]
+
+
+def timed(trace: Trace, cluster: ClusterSpec, jobs: int) -> Timing:
+    workload = _first(trace.workload, jobs)
+    with Scheduler.start(trace.config, clock=VirtualClock(workload.jobs[0].submit)) as sched:
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = replay(sched, workload, cluster, ReplayOptions(progress=False))
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return Timing(len(workload.jobs), wall, cpu, result.everybody.never_started)
+
+
+def _load() -> str:
+    return "/".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def run(args: argparse.Namespace) -> str:
+    prefixes = tuple(int(p) for p in args.prefixes.split(","))
+    lines = [f"Machine: {machine()}; load average (1/5/15 min) at start {_load()}.", ""]
+    lines += header("trace", "shape", "jobs", "never", "wall s", "CPU s", "wall ms/job",
+                    "CPU ms/job", *(f"CPU ms/job {p} %" for p in prefixes), "load after")
+    for trace in traces(args):
+        for shape, cluster in shapes(trace.processors, args.shape):
+            per_prefix: dict[int, Timing] = {}
+            for percent in prefixes:
+                jobs = max(1, len(trace.workload.jobs) * percent // 100)
+                per_prefix[percent] = timed(trace, cluster, jobs)
+                print(f"{trace.name} {shape} {percent}%: {per_prefix[percent]}",
+                      file=sys.stderr, flush=True)
+            whole = per_prefix[max(prefixes)]
+            growth = " | ".join(f"{t.cpu / t.jobs * 1e3:.2f}" for t in per_prefix.values())
+            lines.append(f"| {trace.name} | {shape} | {whole.jobs:,} | {whole.never:,} | "
+                         f"{whole.wall:.1f} | {whole.cpu:.1f} | "
+                         f"{whole.wall / whole.jobs * 1e3:.2f} | "
+                         f"{whole.cpu / whole.jobs * 1e3:.2f} | {growth} | {_load()} |")
+            print(lines[-1], file=sys.stderr, flush=True)
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--swf", type=Path, action="append", default=[], metavar="PATH",
+                        help="another SWF log (gzipped or not); repeatable")
+    parser.add_argument("--no-nasa", action="store_true", help="skip the bundled NASA log")
+    parser.add_argument("--workload", default=SYNTHETIC, metavar="synthetic:...",
+                        help="the synthetic workload (default: the replay bench's 100k)")
+    parser.add_argument("--no-synthetic", action="store_true", help="skip it")
+    parser.add_argument("--synthetic-procs", type=int, default=SYNTHETIC_PROCS, metavar="N",
+                        help=f"processors of the synthetic machine (default {SYNTHETIC_PROCS})")
+    parser.add_argument("--config", type=Path, help="queue config for the SWF logs "
+                        "(default: the demo's)")
+    parser.add_argument("--jobs", type=int, help="only the first N jobs of every trace")
+    parser.add_argument("--prefixes", default=",".join(map(str, PREFIXES)),
+                        help="percentages of each trace to replay (default 10,25,50,100)")
+    parser.add_argument("--shape", action="append", choices=("one node", "unit nodes"),
+                        help="only this shape (repeatable; default both)")
+    args = parser.parse_args(argv)
+    args.shape = args.shape or ["one node", "unit nodes"]
+    print(run(args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
