@@ -12,7 +12,23 @@ A check is one comparison, `FIELD OP VALUE`:
   (`85%`, for `utilization`).
 
 A figure that does not exist in a run (no job started, so no wait; a user not in the trace)
-fails the check. Checks are parsed before the replay, so a typo costs nothing.
+fails the check. Checks are parsed before the replay, so a typo costs nothing, and so is a
+bound no run can meet or miss: a VALUE outside its field's range (`utilization >= 101%`, a
+negative wait or count, a fairness index above 1, a slowdown below 1, a fractional count of
+jobs) or a strict comparison with the range's end (`never < 0`, `fairness_users > 1`).
+
+The wait figures (`mean_wait`, `p95_wait`, `max_wait`) and the slowdowns are computed over the
+jobs that started, so a configuration that stops jobs from starting makes them look better.
+Hence, for a check on one of them:
+
+- given a baseline (the first configuration of `--compare`, for the second), the check fails
+  when the run started fewer jobs in the check's scope than the baseline did, whatever the
+  figure, and its line says how many fewer;
+- otherwise, when some jobs of the scope did not start (never started or rejected), the check
+  is decided on the figure as it stands but carries a warning with the count (`WARN` rather
+  than `PASS` in the command's output), since no run shows whether they could have started.
+
+Either way the line says over how many of the scope's jobs the figure was taken.
 """
 
 from __future__ import annotations
@@ -23,12 +39,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from quotactor.sim.fmt import duration
+from quotactor.sim.outcomes import JobOutcome
 from quotactor.sim.result import SimulationResult
-from quotactor.sim.stats import EntityStats
+from quotactor.sim.stats import NO_GROUP, EntityStats
 from quotactor.sim.whatif import WhatIf, analyse
 
-__all__ = ["RUN_FIELDS", "Check", "CheckError", "evaluate", "holds", "parse_check",
-           "run_figures"]
+__all__ = ["RUN_FIELDS", "STARTED_ONLY", "Check", "CheckError", "Verdict", "evaluate", "holds",
+           "judge", "parse_check", "run_figures"]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
@@ -45,6 +62,17 @@ RUN_FIELDS = _RUN_FIELDS
 """The run-wide fields, in the order `run_figures` gives them."""
 _DURATIONS = {"mean_wait", "p95_wait", "max_wait", "held_user", "held_group", "held_queue",
               "held_node", "held"}
+_COUNTS = {"jobs", "completed", "rejected", "never", "preemptions"}
+_INF = float("inf")
+_RANGES: dict[str, tuple[float, float]] = {
+    **dict.fromkeys((*_DURATIONS, *_COUNTS), (0.0, _INF)),
+    "utilization": (0.0, 1.0), "fairness_users": (0.0, 1.0), "fairness_groups": (0.0, 1.0),
+    "mean_slowdown": (1.0, _INF), "p95_slowdown": (1.0, _INF),
+}
+"""The values each field can take (Jain's index lies in (0, 1]; bounded slowdown is >= 1)."""
+STARTED_ONLY = frozenset({"mean_wait", "p95_wait", "max_wait", "mean_slowdown",
+                          "p95_slowdown"})
+"""The fields computed over the jobs that started only."""
 
 
 class CheckError(ValueError):
@@ -83,7 +111,22 @@ def parse_check(text: str) -> Check:
     if unit in ("s", "m", "h", "d") and field not in _DURATIONS:
         raise CheckError(f"check {text!r}: {field} is not a duration")
     value = float(number) * _UNITS.get(unit or "s", 1.0)
+    _refuse_impossible(text, field, op, value)
     return Check(text, field, op, value, scope or "", name or "")
+
+
+def _refuse_impossible(text: str, field: str, op: str, value: float) -> None:
+    """`CheckError` for a bound outside `field`'s range or a strict one at its end."""
+    low, high = _RANGES[field]
+    bounds = (f"{_show(field, low)} or more" if high == _INF
+              else f"between {_show(field, low)} and {_show(field, high)}")
+    if not low <= value <= high:
+        raise CheckError(f"check {text!r}: {field} is {bounds}, so {_show(field, value)} is "
+                         "out of range")
+    if field in _COUNTS and not value.is_integer():
+        raise CheckError(f"check {text!r}: {field} is a count, a whole number")
+    if (op == "<" and value == low) or (op == ">" and value == high):
+        raise CheckError(f"check {text!r} can never pass: {field} is {bounds}")
 
 
 def _show(field: str, value: float) -> str:
@@ -127,6 +170,14 @@ def holds(check: Check, actual: float | None) -> bool:
     return actual is not None and _OPS[check.op](actual, check.value)
 
 
+def _in_scope(check: Check) -> Callable[[JobOutcome], bool]:
+    if check.scope == "user":
+        return lambda o: o.user == check.name
+    if check.scope == "group":
+        return lambda o: (o.group or NO_GROUP) == check.name
+    return lambda o: True
+
+
 def _figure(check: Check, result: SimulationResult, what_if: WhatIf) -> float | None:
     if check.scope:
         rows = result.users if check.scope == "user" else result.groups
@@ -135,12 +186,53 @@ def _figure(check: Check, result: SimulationResult, what_if: WhatIf) -> float | 
     return run_figures(result, what_if)[check.field]
 
 
-def evaluate(checks: list[Check], result: SimulationResult) -> list[tuple[Check, bool, str]]:
-    """Each check with whether it passed and the line that says so."""
+def _started(check: Check, result: SimulationResult) -> tuple[int, int]:
+    """(jobs that started, jobs) in the check's scope."""
+    in_scope = _in_scope(check)
+    scoped = [o for o in result.outcomes if in_scope(o)]
+    return sum(o.wait is not None for o in scoped), len(scoped)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One check on one run: whether it passed, the line that says so, and for a figure
+    taken over part of its scope's jobs (see the module's docstring) a warning."""
+
+    check: Check
+    passed: bool
+    line: str
+    warning: bool = False
+    """Passed or not on a figure over the started jobs only, while others did not start."""
+
+
+def _verdict(check: Check, actual: float | None, result: SimulationResult,
+             baseline: SimulationResult | None) -> Verdict:
+    line = check.describe(actual)
+    passed = holds(check, actual)
+    if check.field not in STARTED_ONLY:
+        return Verdict(check, passed, line)
+    started, jobs = _started(check, result)
+    if started == jobs:
+        return Verdict(check, passed, line)
+    line += f", over {started} of {jobs} jobs started"
+    if baseline is not None:
+        fewer = _started(check, baseline)[0] - started
+        if fewer > 0:
+            return Verdict(check, False, f"{line} ({fewer} fewer than under {baseline.label})")
+    return Verdict(check, passed, line, warning=True)
+
+
+def judge(checks: list[Check], result: SimulationResult,
+          baseline: SimulationResult | None = None) -> list[Verdict]:
+    """Each check on `result`; a wait or slowdown check fails when `result` started fewer of
+    its scope's jobs than `baseline` (a replay of the same workload) and is flagged when some
+    did not start."""
     what_if = analyse(result)
-    out = []
-    for check in checks:
-        actual = _figure(check, result, what_if)
-        passed = holds(check, actual)
-        out.append((check, passed, check.describe(actual)))
-    return out
+    return [_verdict(check, _figure(check, result, what_if), result, baseline)
+            for check in checks]
+
+
+def evaluate(checks: list[Check], result: SimulationResult,
+             baseline: SimulationResult | None = None) -> list[tuple[Check, bool, str]]:
+    """Each check with whether it passed and the line that says so (see `judge`)."""
+    return [(v.check, v.passed, v.line) for v in judge(checks, result, baseline)]

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from quotactor.sim.checks import Check, CheckError, evaluate, parse_check
+from quotactor.sim.checks import Check, CheckError, judge, parse_check
 from quotactor.sim.citation import credit_lines
 from quotactor.sim.cluster import ClusterError, ClusterSpec, load_cluster, uniform_cluster
 from quotactor.sim.compare import format_comparison
@@ -138,7 +138,11 @@ def _output_args(parser: argparse.ArgumentParser, default_out: str) -> None:
     parser.add_argument("--check", action="append", default=[], metavar="EXPR",
                         help="a policy check on the results, e.g. \"p95_wait < 2h\", "
                         "\"never == 0\", \"held[user:u4] <= 1d\", \"utilization >= 60%%\"; "
-                        "repeatable; exit 1 if any fails (see README, Policy checks)")
+                        "repeatable; exit 1 if any fails (see README, Policy checks); a "
+                        "bound out of the field's range is refused. Waits and slowdowns "
+                        "cover started jobs only: such a check fails when the run started "
+                        "fewer of its jobs than the first config of --compare, and is WARN "
+                        "(passed, with the count) when some did not start")
     parser.add_argument("--serve", action="store_true",
                         help="serve the REST API (usage and scheduler views) while replaying "
                         "and afterwards, until Ctrl-C")
@@ -377,17 +381,27 @@ def _run(args: argparse.Namespace, runs: list[ConfigRun | ModelRun], workload: W
 
 
 def _run_checks(checks: list[Check], results: list[SimulationResult], command: str) -> int:
-    """Print every check of every run; returns how many failed (a line on stderr if any)."""
+    """Print every check of every run, the second of two judged against the first (see
+    `quotactor.sim.checks`); returns how many failed (a line on stderr if any, and one for
+    the checks passed on the started jobs only)."""
     if not checks:
         return 0
     failed: list[str] = []
-    for result in results:
+    warned: list[str] = []
+    for index, result in enumerate(results):
         print()
         print(f"checks ({result.label}):")
-        for _check, passed, line in evaluate(checks, result):
-            print(f"  {'PASS' if passed else 'FAIL'}  {line}")
-            if not passed:
-                failed.append(f"{result.label}: {line}")
+        for verdict in judge(checks, result, results[0] if index else None):
+            status = "FAIL" if not verdict.passed else "WARN" if verdict.warning else "PASS"
+            print(f"  {status}  {verdict.line}")
+            if not verdict.passed:
+                failed.append(f"{result.label}: {verdict.line}")
+            elif verdict.warning:
+                warned.append(f"{result.label}: {verdict.line}")
+    if warned:
+        print(f"quotactor {command}: warning: {len(warned)} check"
+              f"{'s' if len(warned) != 1 else ''} passed on the jobs that started only: "
+              f"{'; '.join(warned)}", file=sys.stderr)
     if failed:
         print(f"quotactor {command}: {len(failed)} check{'s' if len(failed) != 1 else ''} "
               f"failed: {'; '.join(failed)}", file=sys.stderr)
