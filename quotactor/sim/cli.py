@@ -134,7 +134,8 @@ def _output_args(parser: argparse.ArgumentParser, default_out: str) -> None:
                         f"(default ./{default_out})")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--users", type=int, default=15, metavar="N",
-                        help="users listed in the summary, most held back first (0: all)")
+                        help="users listed in the summary, most held back first, and rows "
+                        "per table of --compare, largest change first (0: all)")
     parser.add_argument("--check", action="append", default=[], metavar="EXPR",
                         help="a policy check on the results, e.g. \"p95_wait < 2h\", "
                         "\"never == 0\", \"held[user:u4] <= 1d\", \"utilization >= 60%%\"; "
@@ -356,7 +357,7 @@ def _run(args: argparse.Namespace, runs: list[ConfigRun | ModelRun], workload: W
             _print_outputs(write_outputs(result, folder, plots=not args.no_plots))
         if compare:
             print()
-            print(format_comparison(results[0], results[1]))
+            print(format_comparison(results[0], results[1], args.users))
             written = write_comparison(results[0], results[1], args.out,
                                        plots=not args.no_plots)
             print(f"comparison: {written}")

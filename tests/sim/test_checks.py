@@ -216,3 +216,4 @@ def test_simulate_help_documents_the_wait_checks_and_the_compare_rows(
     assert ("Waits and slowdowns cover started jobs only: such a check fails when the run "
             "started fewer of its jobs than the first config of --compare, and is WARN "
             "(passed, with the count) when some did not start") in text
+    assert "rows per table of --compare, largest change first (0: all)" in text

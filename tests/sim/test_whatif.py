@@ -1,4 +1,4 @@
-"""The figures that answer "what if": causes, obstacles, queues, fairness, slowdown, compare."""
+"""The figures that answer "what if": causes, obstacles, queues, fairness, slowdown, plots."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ from dataclasses import replace
 
 from quotactor.scheduler import Scheduler, VirtualClock
 from quotactor.sim.cluster import uniform_cluster
-from quotactor.sim.compare import format_comparison, natural_key
 from quotactor.sim.fmt import humanize, resources_text
 from quotactor.sim.jobfile import parse_jsonl
 from quotactor.sim.preemptions import PreemptionStats
@@ -91,18 +90,6 @@ def test_jain_index_and_bounded_slowdown() -> None:
     assert w.mean_slowdown is not None and abs(w.mean_slowdown - 4 / 3) < 1e-9
     assert w.p95_slowdown == 2.0
     assert w.fairness_users is not None and 0.5 < w.fairness_users < 1.0
-
-
-def test_comparison_lists_differing_rows_in_natural_order_with_deltas() -> None:
-    assert sorted(["u11", "u2", "u1"], key=natural_key) == ["u1", "u2", "u11"]
-    a = _run()
-    b = _run(CONFIG.replace("maxapplications: 1", "maxapplications: 2"))
-    text = format_comparison(a, b)
-    users = text[text.index("USER"):].splitlines()
-    assert users[1].startswith("u2 ")          # u2 waited less under B
-    assert all(not line.startswith("u11") for line in users)   # u11 did not change
-    assert "1.7m -> 0s (-1.7m)" in users[1]
-    assert "utilization" in text
 
 
 def test_reasons_are_printed_in_human_units() -> None:
