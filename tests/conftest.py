@@ -1,11 +1,20 @@
-"""Shared fixtures: every manager a test starts is stopped, and no actor may outlive it."""
+"""Shared fixtures: every manager a test starts is stopped, and no actor may outlive it.
+
+No test module may leave anything running: `no_leaks_from_module` (autouse, per module) fails
+the module that ends with threads, actors, child processes or a Ray it did not have when it
+began, naming them.
+"""
 
 from __future__ import annotations
 
+import multiprocessing
 import signal
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -19,6 +28,62 @@ def live_quotactor_actors() -> list[str]:
     pooled = [f"{name} x{count}" for name, count in live_actors().items()]
     threads = [t.name for t in threading.enumerate() if t.name.startswith("quotactor-")]
     return pooled + threads
+
+
+SETTLE_SECONDS = 20.0
+"""How long a module's leftover threads get to end on their own (a pool told to stop without
+waiting, a server's last close): far above the milliseconds they need, so only a thread that
+is never told to stop fails its module."""
+
+
+@dataclass(frozen=True)
+class Running:
+    """What is running in the process at one moment: threads (by identity), live actors by
+    class, child processes (by pid) and whether Ray is initialised here."""
+
+    threads: frozenset[threading.Thread]
+    actors: dict[str, int]
+    children: frozenset[int]
+    ray: bool
+
+    @classmethod
+    def now(cls) -> Running:
+        ray = sys.modules.get("ray")
+        return cls(frozenset(threading.enumerate()), live_actors(),
+                   frozenset(p.pid for p in multiprocessing.active_children() if p.pid),
+                   bool(ray is not None and ray.is_initialized()))
+
+    def left_since(self, before: Running) -> list[str]:
+        """What runs now that did not run `before`, one description per leftover."""
+        left = sorted(f"thread {t.name!r}" for t in self.threads - before.threads)
+        left += [f"{count - before.actors.get(name, 0)} live {name} actor(s)"
+                 for name, count in self.actors.items() if count > before.actors.get(name, 0)]
+        left += [f"child process {pid}" for pid in sorted(self.children - before.children)]
+        if self.ray and not before.ray:
+            left.append("Ray (initialised, not shut down)")
+        return left
+
+
+def settled_since(before: Running, seconds: float = SETTLE_SECONDS) -> Running:
+    """What runs once the threads started since `before` have ended, or `seconds` have passed
+    (each is joined, never polled; actors and processes are looked at once they are)."""
+    deadline = time.monotonic() + seconds
+    for thread in set(threading.enumerate()) - before.threads:
+        if thread is not threading.current_thread():
+            thread.join(max(0.0, deadline - time.monotonic()))
+    return Running.now()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_leaks_from_module(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail the module whose tests (or module fixtures) leave threads, actors, child
+    processes or Ray running after its last test."""
+    before = Running.now()
+    yield
+    left = settled_since(before).left_since(before)
+    if left:
+        pytest.fail(f"{request.node.nodeid} left running after its tests: {', '.join(left)}",
+                    pytrace=False)
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
-"""Sweep fixtures: a tiny sweep file, and one local Ray for the whole test session.
+"""Sweep fixtures: a tiny sweep file, and one local Ray per test module that asks for it.
 
-Ray takes seconds to start, so it starts once (the first test that asks for it) and shuts down
-when the session ends; the executor sees Ray already initialised and leaves it running.
+Ray takes seconds to start, so it starts once per module (the first test that asks for it) and
+shuts down when the module's tests are done, so that no other module runs beside its processes;
+the executor sees Ray already initialised and leaves it running.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def tiny_sweep(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
     import ray  # in the test extra: the Ray tests run for real, never skipped
 
