@@ -209,6 +209,7 @@ class _ModelReplay:
         for job_id in victims:
             job = self.jobs[job_id]
             group = self.group[job_id]
+            self.recorder.preempted(job_id, now)
             self.timeline.change(now, job.user, job.groups[0] if job.groups else None, group,
                                  -job.total, -1)
             self.tally.victim(job.user, job.groups[0] if job.groups else None, group)

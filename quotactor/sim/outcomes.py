@@ -10,6 +10,11 @@ A user's alike jobs (same queue, same asks) take turns: only the first is tried,
 wait behind it. Their time is charged to whatever holds the first back, as it changes (a
 ledger per line of alike jobs, `_Turns`), so a backlog behind a user's `maxApplications`
 counts as held by that limit whether one job or a thousand wait for it.
+
+A running job may lose its run (preempted or revoked, `preempted`): it starts over from
+scratch, its run so far is lost, and the time it then waits is charged like any other wait.
+Each outcome keeps every run, so a reader sees the job's first start, the start of the run
+that completed, its restarts, the time it spent not running and the work its lost runs cost.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from types import MappingProxyType
 
 from quotactor.sim.jobs import Job
 
-__all__ = ["HELD_KINDS", "JobOutcome", "JobState", "OutcomeRecorder"]
+__all__ = ["HELD_KINDS", "Interval", "JobOutcome", "JobState", "OutcomeRecorder"]
 
 HELD_KINDS = ("user", "group", "queue", "node")
 """The obstacles waiting time is charged to (the scheduler's wait kinds)."""
@@ -34,9 +39,23 @@ class JobState(StrEnum):
     """Still waiting when nothing was left to happen: it could never have run."""
 
 
+Interval = tuple[float, float]
+"""(from, to) in virtual seconds."""
+
+
+def _no_intervals() -> tuple[Interval, ...]:
+    return ()
+
+
 @dataclass(frozen=True, slots=True)
 class JobOutcome:
-    """One job's fate; `wait` is start minus submit (None when it never started)."""
+    """One job's fate.
+
+    `start` and `end` are those of the run that completed (None unless the job completed),
+    so `end - start` is the job's duration; `wait` is `start - submit`, lost runs included.
+    `runs` holds every run in order: for a completed job the last one is the run that
+    completed and the others were lost; for a job that did not complete all of them were.
+    """
 
     job_id: str
     user: str
@@ -54,10 +73,45 @@ class JobOutcome:
     cause: str = ""
     """For a job that did not complete: its reason without the job's own figures, so that
     jobs turned away for the same reason share it and the summary can count them."""
+    runs: tuple[Interval, ...] = field(default_factory=_no_intervals)
+    """Every (start, end) the job ran, in order."""
+    work_lost: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    """Per resource, the job's total times the seconds its lost runs ran: quantity-seconds
+    in base units (millicore-seconds for vcore, byte-seconds for memory)."""
+    partly_placed: tuple[Interval, ...] = field(default_factory=_no_intervals)
+    """When the job held some of its tasks without running (placed ask by ask): from its
+    first allocation to its start or its end. It held at most its total then, and maybe
+    nothing after a preemption released what it held."""
 
     @property
     def wait(self) -> float | None:
+        """Seconds from submission to the start of the run that completed (None when the job
+        did not complete)."""
         return None if self.start is None else self.start - self.submit
+
+    @property
+    def first_start(self) -> float | None:
+        """When the job first ran (None if it never ran, lost runs included)."""
+        return self.runs[0][0] if self.runs else None
+
+    @property
+    def restarts(self) -> int:
+        """How many times the job ran again after losing a run."""
+        return max(0, len(self.runs) - 1)
+
+    @property
+    def lost_seconds(self) -> float:
+        """Seconds the job ran in runs it lost."""
+        lost = self.runs if self.state is not JobState.COMPLETED else self.runs[:-1]
+        return sum(end - start for start, end in lost)
+
+    @property
+    def total_wait(self) -> float | None:
+        """Seconds between submission and the final end the job was not running (None when it
+        did not complete)."""
+        if self.end is None:
+            return None
+        return self.end - self.submit - sum(end - start for start, end in self.runs)
 
 
 Cause = tuple[str, str]
@@ -94,8 +148,8 @@ class _Turns:
 class _Open:
     """A job between submission and its end."""
 
-    __slots__ = ("behind", "group", "held", "held_by", "job", "kind", "line", "owner", "queue",
-                 "seen", "since", "start")
+    __slots__ = ("behind", "group", "held", "held_by", "job", "kind", "line", "lost", "owner",
+                 "partial", "placing", "queue", "runs", "seen", "since", "start")
 
     def __init__(self, job: Job, group: str | None) -> None:
         self.job = job
@@ -111,6 +165,12 @@ class _Open:
         self.behind: _Turns | None = None
         """The line whose first this job waits behind, and its reading when it began to."""
         self.seen: dict[Cause, float] = {}
+        self.runs: list[Interval] = []
+        self.lost = 0.0
+        """Seconds run in lost runs."""
+        self.placing: float | None = None
+        """Since when the job holds some of its tasks without running."""
+        self.partial: list[Interval] = []
 
     def charge(self, now: float) -> None:
         if self.kind is not None:
@@ -194,6 +254,8 @@ class OutcomeRecorder:
         entry.charge(now)
         _leave_line(entry, now)
         entry.line = None
+        if entry.placing is None and entry.start is None:
+            entry.placing = now
 
     def started(self, job_id: str, now: float) -> None:
         entry = self._open[job_id]
@@ -202,6 +264,18 @@ class OutcomeRecorder:
             _leave_line(entry, now)
             entry.kind = entry.owner = None
             entry.start = now
+            _stop_placing(entry, now)
+
+    def preempted(self, job_id: str, now: float) -> None:
+        """The running job lost its run (preempted or revoked): the run is lost, and from now
+        on the job waits again (or is ended next, if it is killed)."""
+        entry = self._open[job_id]
+        if entry.start is None:
+            return
+        entry.runs.append((entry.start, now))
+        entry.lost += now - entry.start
+        entry.start = None
+        entry.since = now
 
     def finished(self, job_id: str, now: float) -> None:
         self._close(job_id, JobState.COMPLETED, now, "")
@@ -217,13 +291,22 @@ class OutcomeRecorder:
         entry = self._open.pop(job_id)
         entry.charge(now)
         _leave_line(entry, now)
+        _stop_placing(entry, now)
         held = MappingProxyType({k: v for k, v in entry.held.items() if v})
         held_by = MappingProxyType({k: v for k, v in entry.held_by.items() if v})
         start = entry.start if state is JobState.COMPLETED else None
+        if entry.start is not None:
+            entry.runs.append((entry.start, now))
+            if start is None:  # ended while running without completing: the run is lost
+                entry.lost += now - entry.start
+        lost = MappingProxyType({name: quantity * entry.lost
+                                 for name, quantity in entry.job.total.items()}
+                                if entry.lost else {})
         self._done[job_id] = JobOutcome(entry.job.job_id, entry.job.user, entry.group,
                                         entry.queue, state, entry.job.submit, start,
                                         now if state is JobState.COMPLETED else None, held,
-                                        reason, held_by, cause)
+                                        reason, held_by, cause, tuple(entry.runs), lost,
+                                        tuple(entry.partial))
 
     def outcomes(self) -> tuple[JobOutcome, ...]:
         """Every closed job, in submission order (open ones are not included)."""
@@ -235,3 +318,11 @@ def _leave_line(entry: _Open, now: float) -> None:
     if entry.line is not None and entry.leads():
         entry.line.follow(now, None, None)
     entry.behind = None
+
+
+def _stop_placing(entry: _Open, now: float) -> None:
+    """`entry` started or ended: it no longer holds part of its tasks without running."""
+    if entry.placing is not None:
+        if now > entry.placing:
+            entry.partial.append((entry.placing, now))
+        entry.placing = None

@@ -296,6 +296,7 @@ class _Replay:
         self.tally.victim(entry.job.user, entry.group, entry.queue)
         if app_id in self.running:
             del self.running[app_id]
+            self.recorder.preempted(app_id, now)
             self.waiting[app_id] = entry
             entry.end_seq = -1
             if entry.started_at is not None:

@@ -137,17 +137,42 @@ def write_report(result: SimulationResult, out_dir: Path) -> Path:
     return path
 
 
+_WORK_UNITS = {"vcore": ("core", 1000), "memory": ("gib", 2**30)}
+"""Work lost is written per resource in these units times seconds (others as counted)."""
+
+
 def write_jobs_csv(result: SimulationResult, out_dir: Path) -> Path:
-    """One row per job: its fate, its wait, and the time each obstacle held it back."""
+    """One row per job: its fate, its runs, its waits, and the time each obstacle held it
+    back.
+
+    `first_start` is when the job first ran, `final_start` and `end` bound the run that
+    completed (empty unless it completed), so `end - final_start` is the job's duration.
+    `wait` is `final_start - submit` (lost runs included); `total_wait` the time between
+    submission and `end` the job was not running; `restarts` how often it ran again after
+    losing a run. `lost_seconds` is the time its lost runs ran and `work_lost_<unit>_seconds`
+    that time times the job's size, per resource the workload asks for (vcore in cores,
+    memory in GiB). `runs` lists every run as `start-end`, separated by `;`: the runs of all
+    jobs together never hold more than the cluster.
+    """
+    names = sorted({n for job in result.workload.jobs for n in job.total},
+                   key=lambda n: (n not in _WORK_UNITS, n))
+    units = [_WORK_UNITS.get(n, (n, 1)) for n in names]
     path = out_dir / JOBS_FILE
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["job_id", "user", "group", "queue", "state", "submit", "start", "end",
-                         "wait", "held_user", "held_group", "held_queue", "held_node",
+        writer.writerow(["job_id", "user", "group", "queue", "state", "submit", "first_start",
+                         "final_start", "end", "wait", "restarts", "total_wait",
+                         "lost_seconds", *(f"work_lost_{unit}_seconds" for unit, _ in units),
+                         "runs", "held_user", "held_group", "held_queue", "held_node",
                          "reason"])
         for o in result.outcomes:
             writer.writerow([o.job_id, o.user, o.group or "", o.queue, o.state.value,
-                             _cell(o.submit), _cell(o.start), _cell(o.end), _cell(o.wait),
+                             _cell(o.submit), _cell(o.first_start), _cell(o.start),
+                             _cell(o.end), _cell(o.wait), o.restarts, _cell(o.total_wait),
+                             _cell(o.lost_seconds),
+                             *(_cell(o.work_lost.get(n, 0.0) / scale)
+                               for n, (_, scale) in zip(names, units, strict=True)),
+                             ";".join(f"{_cell(a)}-{_cell(b)}" for a, b in o.runs),
                              *(_cell(o.held.get(k, 0.0)) for k in _HELD_KEYS), o.reason])
     return path
 

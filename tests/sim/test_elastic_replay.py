@@ -91,8 +91,8 @@ def test_the_borrower_is_revoked_when_the_lender_comes_back_and_restarts() -> No
     result = run(job("a1", 6, 0, 100), job("b1", 4, 10, 50, namespace="team-b"))
     assert outcome(result, "b1") == (JobState.COMPLETED, 10, 60)
     state, start, end = outcome(result, "a1")
-    assert (state, end) == (JobState.COMPLETED, 160)
-    assert start == 0
+    assert (state, start, end) == (JobState.COMPLETED, 60, 160)
+    assert next(o for o in result.outcomes if o.job_id == "a1").runs == ((0, 10), (60, 160))
     assert result.preemptions.victims == result.preemptions.restarted == 1
     assert result.preemptions.by_queue == {"a": 1}
     assert result.preemptions.work_lost_core_hours == pytest.approx(6 * 10 / 3600)
@@ -156,7 +156,7 @@ def test_the_shipped_example_quotas_replay_with_a_parent_between_siblings() -> N
     assert tracks["research"].max == Resource({"vcore": 80_000})
     # speech's request takes back its share of research: vision's 60 no longer fit
     assert outcome(result, "s1") == (JobState.COMPLETED, 10, 60)
-    assert outcome(result, "v1") == (JobState.COMPLETED, 0, 160)
+    assert outcome(result, "v1") == (JobState.COMPLETED, 60, 160)
     assert result.preemptions.by_queue == {"vision": 1}
     assert result.end_time == 160
     balanced(result)

@@ -73,7 +73,8 @@ def test_a_soft_leaf_borrows_while_its_sibling_is_idle() -> None:
 def test_the_borrower_is_preempted_when_the_owner_comes_back_and_restarts() -> None:
     result = run(job("a1", 6, 0, 100, "a"), job("b1", 4, 10, 50, "b"))
     assert outcome(result, "b1") == (JobState.COMPLETED, 10, 60)
-    assert outcome(result, "a1") == (JobState.COMPLETED, 0, 160)
+    assert outcome(result, "a1") == (JobState.COMPLETED, 60, 160)
+    assert next(o for o in result.outcomes if o.job_id == "a1").first_start == 0
     assert result.preemptions.victims == result.preemptions.restarted == 1
     assert result.preemptions.by_queue == {"a": 1}
     balanced(result)

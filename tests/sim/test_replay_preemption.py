@@ -40,9 +40,10 @@ def test_the_guaranteed_queue_gets_its_share_and_the_victim_restarts() -> None:
     out = {o.job_id: o for o in result.outcomes}
     assert out["urgent"].state is JobState.COMPLETED
     assert 30 <= out["urgent"].start <= 45  # after the 10 s delay, not after "long" ends
-    assert out["long"].state is JobState.COMPLETED and out["long"].start == 0
+    assert out["long"].state is JobState.COMPLETED and out["long"].first_start == 0
     # it ran 30 s in vain, restarted from scratch, waited for "urgent" and ran in full
-    assert out["long"].end == out["urgent"].end + 100
+    assert out["long"].start == out["urgent"].end and out["long"].end == out["urgent"].end + 100
+    assert out["long"].restarts == 1 and out["long"].lost_seconds == 30
     stats = result.preemptions
     assert stats.victims == 1 and stats.restarted == 1 and stats.killed == 0
     assert dict(stats.by_queue) == {"root.silver": 1}
