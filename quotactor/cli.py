@@ -16,6 +16,7 @@ from quotactor.logs import configure_logging
 from quotactor.quotatree import cli as quotatree_cli
 from quotactor.rest import cli as rest_cli
 from quotactor.sim import cli as sim_cli
+from quotactor.sim.importers import cli as import_cli
 from quotactor.sweep import cli as sweep_cli
 
 
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     tour = sub.add_parser("tour", help="track a few users under limits and print the state")
     tour.set_defaults(func=_tour)
     sim_cli.add_parser(sub)
+    import_cli.add_parser(sub)
     sweep_cli.add_parser(sub)
     config_cli.add_parser(sub)
     quotatree_cli.add_parser(sub)
