@@ -132,7 +132,7 @@ def test_jobs_csv_times_are_plain_seconds(tmp_path: Path) -> None:
         result = replay(scheduler, workload, uniform_cluster(1, {"vcore": "4"}),
                         ReplayOptions(progress=False))
     row = write_jobs_csv(result, tmp_path).read_text().splitlines()[1].split(",")
-    assert row[5:9] == ["7500000", "7500000", "7500012.5", "0"]
+    assert row[5:10] == ["7500000", "7500000", "7500000", "7500012.5", "0"]
 
 
 def test_elastic_and_quotatree_say_cannot_read_too(tmp_path: Path, capsys) -> None:
