@@ -1,8 +1,9 @@
-"""A config with 10,000 limit entries loads and validates in well under a second."""
+"""A config with 10,000 limit entries loads whole: every entry read and kept in its queue.
+
+How fast it loads is a benchmark's claim, not a test's: `bench/config_load_bench.py`.
+"""
 
 from __future__ import annotations
-
-import time
 
 from quotactor.config import limit_entries, load_config
 
@@ -23,16 +24,11 @@ def ten_thousand_limits() -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_ten_thousand_limit_entries_load_in_well_under_a_second() -> None:
-    text = ten_thousand_limits()
-    load_config(text)
-    timings = []
-    for _ in range(3):
-        started = time.process_time()
-        config = load_config(text)
-        timings.append(time.process_time() - started)
+def test_ten_thousand_limit_entries_load_whole() -> None:
+    config = load_config(ten_thousand_limits())
     entries = limit_entries(config.partitions[0])
     assert sum(len(limits) for limits in entries.values()) == 10_001
-    # CPU time, not wall time, so that other work on a busy runner does not count: about
-    # 0.5 s here; the bound is loose for slower machines.
-    assert min(timings) < 2.0, timings
+    assert len(entries) == 101
+    team = entries["root.team99"]
+    assert len(team) == 100 and team[-1].limit == "user 99" and team[-1].users == ("user99",)
+    assert team[-1].max_applications == 5
