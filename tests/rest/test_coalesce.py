@@ -5,9 +5,11 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 
+from quotactor.rest import coalesce
 from quotactor.rest.coalesce import Coalescer
 
 
@@ -50,14 +52,42 @@ def test_callers_arriving_during_a_run_share_the_next_one() -> None:
     assert runs == [1, 2]
 
 
-def test_runs_of_one_key_are_spaced_and_other_keys_are_not_held_up() -> None:
-    gate = Coalescer(min_interval=0.2)
-    gate.get("a", lambda: b"")
-    started = time.monotonic()
-    gate.get("b", lambda: b"")
-    assert time.monotonic() - started < 0.15
-    gate.get("a", lambda: b"")
-    assert time.monotonic() - started >= 0.19
+class ClockedCondition(threading.Condition):
+    """A condition whose timed waits pass at once on a fake clock (`now[0]`), recorded in
+    `waits`; the one-thread test that uses it has nobody to wait for without a timeout."""
+
+    def __init__(self, now: list[float]) -> None:
+        super().__init__()
+        self.now = now
+        self.waits: list[float] = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        assert timeout is not None, "an untimed wait would block the only thread"
+        self.waits.append(timeout)
+        self.now[0] += timeout
+        return False
+
+
+def test_runs_of_one_key_are_spaced_and_other_keys_are_not_held_up(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [0.0]
+    condition = ClockedCondition(now)
+    monkeypatch.setattr(coalesce, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    monkeypatch.setattr(coalesce, "threading", SimpleNamespace(Condition=lambda: condition))
+    gate = Coalescer(min_interval=0.25)
+    runs: list[tuple[str, float]] = []
+
+    def run(key: str) -> bytes:
+        runs.append((key, now[0]))
+        return b""
+
+    gate.get("a", lambda: run("a"))
+    now[0] += 0.125
+    gate.get("b", lambda: run("b"))
+    assert condition.waits == [], "another key's run was held up"
+    gate.get("a", lambda: run("a"))
+    assert condition.waits == [0.125], "the next run of a key waits out the interval"
+    assert runs == [("a", 0.0), ("b", 0.125), ("a", 0.25)]
 
 
 def test_a_failed_run_fails_its_callers_and_the_next_run_is_tried_afresh() -> None:
