@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from urllib.parse import urlsplit
@@ -27,50 +26,52 @@ def server() -> Iterator[RestServer]:
             running.stop()
 
 
-def test_200_idle_connections_leave_a_normal_request_fast(server) -> None:
-    parts = urlsplit(server.url)
-    with ExitStack() as stack:
-        idle = [stack.enter_context(socket.create_connection((parts.hostname, parts.port)))
-                for _ in range(200)]
-        # Half of them start a request and stall in the middle of its head (slowloris).
-        for sock in idle[::2]:
-            sock.sendall(b"GET /ws/v1/partitions HTTP/1.1\r\nHost: x\r\n")
-        started = time.perf_counter()
-        response = httpx.get(f"{server.url}/partitions", timeout=5.0)
-        elapsed = time.perf_counter() - started
-        assert response.status_code == 200, response.text
-        assert elapsed < 1.0, f"a request behind 200 idle connections took {elapsed:.2f} s"
-        health = httpx.get(f"{server.url}/scheduler/healthcheck", timeout=5.0)
-        assert health.status_code == 200
+IDLE_FOR = 3600.0
+"""The header timeout of the servers below: idle connections are never closed for being
+idle while a test runs, so a request answered at all was answered beside them."""
+BOUND = 30.0
+"""How long a test waits for an answer that should come at once."""
+
+
+def test_200_idle_connections_leave_a_normal_request_answered() -> None:
+    with Scheduler.start() as scheduler, serve(scheduler, header_timeout=IDLE_FOR) as server:
+        parts = urlsplit(server.url)
+        with ExitStack() as stack:
+            idle = [stack.enter_context(socket.create_connection((parts.hostname, parts.port)))
+                    for _ in range(200)]
+            # Half of them start a request and stall in the middle of its head (slowloris).
+            for sock in idle[::2]:
+                sock.sendall(b"GET /ws/v1/partitions HTTP/1.1\r\nHost: x\r\n")
+            response = httpx.get(f"{server.url}/partitions", timeout=BOUND)
+            assert response.status_code == 200, response.text
+            health = httpx.get(f"{server.url}/scheduler/healthcheck", timeout=BOUND)
+            assert health.status_code == 200
 
 
 def test_a_client_hoarding_connections_cannot_take_the_others_slots() -> None:
-    with Scheduler.start() as scheduler:
-        server = serve(scheduler, connections_per_client=50, limit_concurrency=60)
+    with Scheduler.start() as scheduler, serve(
+            scheduler, connections_per_client=50, limit_concurrency=60,
+            header_timeout=IDLE_FOR) as server:
         parts = urlsplit(server.url)
-        try:
-            with ExitStack() as stack:
-                hoard = [stack.enter_context(socket.create_connection(
-                    (parts.hostname, parts.port), source_address=("127.0.0.1", 0)))
-                    for _ in range(80)]
-                # The 51st and later are closed by the server as they arrive.
-                extra = hoard[-1]
-                extra.settimeout(5.0)
-                try:
-                    extra.sendall(b"GET /ws/v1/partitions HTTP/1.1\r\nHost: x\r\n\r\n")
-                    answer = extra.recv(100)
-                except ConnectionResetError:
-                    answer = b""
-                assert answer == b"", "a connection beyond the cap was served"
-                # Another address still has its slots, promptly.
-                transport = httpx.HTTPTransport(local_address="127.0.0.2")
-                with httpx.Client(transport=transport, timeout=5.0) as other:
-                    started = time.perf_counter()
-                    response = other.get(f"{server.url}/partitions")
-                    assert response.status_code == 200, response.text
-                    assert time.perf_counter() - started < 1.0
-        finally:
-            server.stop()
+        with ExitStack() as stack:
+            hoard = [stack.enter_context(socket.create_connection(
+                (parts.hostname, parts.port), source_address=("127.0.0.1", 0)))
+                for _ in range(80)]
+            # The 51st and later are closed by the server as they arrive.
+            extra = hoard[-1]
+            extra.settimeout(BOUND)
+            try:
+                extra.sendall(b"GET /ws/v1/partitions HTTP/1.1\r\nHost: x\r\n\r\n")
+                answer = extra.recv(100)
+            except ConnectionResetError:
+                answer = b""
+            assert answer == b"", "a connection beyond the cap was served"
+            # Another address still has its slots: 80 connections would be over the server's
+            # 60 (a 503), had the cap let them all in.
+            transport = httpx.HTTPTransport(local_address="127.0.0.2")
+            with httpx.Client(transport=transport, timeout=BOUND) as other:
+                response = other.get(f"{server.url}/partitions")
+                assert response.status_code == 200, response.text
 
 
 class _AccessLines(logging.Handler):
@@ -107,7 +108,7 @@ def access_lines() -> Iterator[_AccessLines]:
 def test_every_request_is_logged_once(server, access_lines) -> None:
     httpx.get(f"{server.url}/partitions", timeout=5.0)
     httpx.get(f"{server.url}/partition/nope/nodes", timeout=5.0)
-    assert access_lines.complete.wait(5.0)
+    assert access_lines.complete.wait(BOUND)
     lines = access_lines.lines
     assert [(line["method"], line["path"], line["status"]) for line in lines] == [
         ("GET", "/ws/v1/partitions", 200), ("GET", "/ws/v1/partition/nope/nodes", 404)]
