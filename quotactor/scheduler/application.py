@@ -25,11 +25,18 @@ if TYPE_CHECKING:
     from quotactor.scheduler.queue import Queue
 
 __all__ = [
-    "Application", "BlockToken", "PendingAsk", "STATE_AWARE_DISABLE", "tag_value",
+    "ALL_OR_NOTHING", "Application", "BlockToken", "PendingAsk", "STATE_AWARE_DISABLE",
+    "tag_value",
 ]
 
 STATE_AWARE_DISABLE = "application.stateaware.disable"
 """Tag that makes an application go Running at its first allocation (no Starting phase)."""
+
+ALL_OR_NOTHING = "quotactor.io/all-or-nothing"
+"""Tag (value `true`) that makes an application's asks one parallel program: none of them is
+placed until all of them can be placed at once, in one cycle step, and then all are (what a
+co-scheduler does for a pod group whose minimum is all of its pods). Once placed, asks added
+later (a restart's) are placed whole again only when nothing of the application is left."""
 
 BlockToken = tuple[str, str, int]
 """(source, key, epoch) of the accounting counter whose change may unblock an ask."""
@@ -63,6 +70,7 @@ class Application:
 
     __slots__ = (
         "_sorted",
+        "all_or_nothing",
         "allocated",
         "allocations",
         "application_id",
@@ -107,6 +115,7 @@ class Application:
         self.gang = gang
         disabled = (tag_value(self.tags, STATE_AWARE_DISABLE) or "").lower() == "true"
         self.start_timeout = 0.0 if disabled else start_timeout
+        self.all_or_nothing = (tag_value(self.tags, ALL_OR_NOTHING) or "").lower() == "true"
         self.queue: Queue | None = None
         self.queue_path = ""
         self.state = ApplicationState.NEW
@@ -128,6 +137,12 @@ class Application:
         self.events = EventLog(event_limit)
         self.wait: Wait | None = None
         self._sorted: list[PendingAsk] | None = None
+
+    @property
+    def placed_whole(self) -> bool:
+        """Whether the next placement must take every pending ask at once: an all-or-nothing
+        application with nothing allocated and more than one ask pending."""
+        return self.all_or_nothing and not self.allocations and len(self.asks) > 1
 
     # -- state ----------------------------------------------------------------------------
 

@@ -45,6 +45,7 @@ from typing import Any
 
 from quotactor.core.identity import UserGroup
 from quotactor.core.resources import Resource
+from quotactor.scheduler import whole
 from quotactor.scheduler.application import Application, BlockToken
 from quotactor.scheduler.node import NodeSet
 from quotactor.scheduler.queue import Queue
@@ -102,6 +103,9 @@ class Backlog:
         self._room_shapes: dict[str, dict[str, Resource]] = {}
         """Per queue, the sizes its maximum holds back (see `room_counter`)."""
         self._node_counters: dict[Resource, Counter] = {}
+        self._wholes: dict[str, tuple[Resource, tuple[Resource, ...], str]] = {}
+        """Per whole counter (`whole_counter`), the total and the sizes it waits to place, and
+        the application whose reservations they may use."""
         self._room_counters: dict[tuple[str, Resource], Counter] = {}
         """The counters named so far, so that naming one does not format a size each time
         (asks usually come in few sizes; forgotten past `_MAX_NAMED`, as a live scheduler may
@@ -259,6 +263,16 @@ class Backlog:
                 if self.nodes.find_fit(shape) is not None:
                     del self._shapes[shape_key]
                     self.wake(("node", shape_key))
+            if self._wholes:
+                rooms = {"": whole.free_room(self.nodes)}
+                for whole_key, (total, sizes, owner) in list(self._wholes.items()):
+                    room = rooms.get(owner)
+                    if room is None:
+                        room = rooms[owner] = whole.free_room(self.nodes, owner)
+                    if total.fits_within_strict(room) \
+                            and whole.plan(self.nodes, sizes, owner) is not None:
+                        del self._wholes[whole_key]
+                        self.wake(("whole", whole_key))
         ready = self._ready[leaf.path]
         pending = leaf.pending_apps
         stale = [k for k, app in ready.items() if pending.get(k) is not app]
@@ -277,6 +291,19 @@ class Backlog:
             counter = self._node_counters[shape] = ("node", str(shape))
         self._shapes[counter[1]] = shape
         return counter
+
+    def whole_counter(self, sizes: tuple[Resource, ...], owner: str = "") -> Counter:
+        """The counter for an application placed whole whose asks (of `sizes`) found no room
+        together: it moves only when capacity was freed and the nodes hold all of them at
+        once again (`whole.plan`). `owner` names the application when nodes it reserved (by
+        preempting) count as its room; applications without reservations share counters."""
+        key = ",".join(str(size) for size in sizes) + (f"@{owner}" if owner else "")
+        if key not in self._wholes:  # dropped when woken, so never more than those parked
+            total = Resource()
+            for size in sizes:
+                total = total + size
+            self._wholes[key] = (total, sizes, owner)
+        return ("whole", key)
 
     def room_counter(self, queue_path: str, shape: Resource) -> Counter:
         """The counter for asks of `shape` that `queue_path`'s maximum holds back: it moves

@@ -8,6 +8,7 @@ what `Accounting` already rolled back.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from quotactor.core.errors import InvalidRequest
@@ -22,7 +23,7 @@ from quotactor.scheduler.states import ApplicationState, Trigger
 if TYPE_CHECKING:
     from quotactor.scheduler.context import PartitionCore
 
-__all__ = ["allocate", "place", "replace", "resize", "retire_placeholder"]
+__all__ = ["allocate", "allocate_all", "place", "replace", "resize", "retire_placeholder"]
 
 S = ApplicationState
 
@@ -42,6 +43,32 @@ def allocate(p: PartitionCore, app: Application, pending: PendingAsk,
     place(p, app, allocation, node, now)
     drop_asks(p, app, (ask.key,), timed_out=False)
     return allocation
+
+
+def allocate_all(p: PartitionCore, app: Application,
+         planned: Sequence[tuple[PendingAsk, Node]]) -> list[Allocation] | Wait:
+    """Charge the total of `planned` once (user and group, then queues), then place each ask
+    on its planned node; otherwise the limit that refused the total, named on the first ask.
+    A refusal leaves nothing to undo."""
+    total = Resource()
+    for pending, _ in planned:
+        total = total + pending.ask.resource
+    wait = p.accounting.charge(app, total)
+    if wait is not None:
+        return Wait(wait.kind, wait.name, wait.queue_path, wait.limit, wait.detail,
+                    planned[0][0].ask.key)
+    now = p.now()
+    made: list[Allocation] = []
+    for pending, node in planned:
+        ask = pending.ask
+        allocation = Allocation(ask.key, app.application_id, p.name, node.node_id,
+                                ask.resource, ask.priority, ask.placeholder, ask.task_group,
+                                pending.added_at, now, allow_preempt_self=ask.allow_preempt_self,
+                                originator=ask.originator, required_node=ask.required_node)
+        place(p, app, allocation, node, now)
+        made.append(allocation)
+    drop_asks(p, app, tuple(a.key for a in made), timed_out=False)
+    return made
 
 
 def place(p: PartitionCore, app: Application, allocation: Allocation, node: Node,

@@ -51,7 +51,8 @@ def after_walk(p: PartitionContext, runnable: Callable[[Application], bool]) -> 
     now = p.now()
     c = p.contention
     attempts = MAX_PREEMPTION_ATTEMPTS
-    room_for_reservations = p.nodes.has_unreserved_node()
+    reserving = p.options.reservations
+    room_for_reservations = reserving and p.nodes.has_unreserved_node()
     can_preempt = p.spec.preemption_enabled
     waiting = _waiting(p, room_for_reservations, can_preempt)
     preemptible = sum(1 for *_, may in waiting if may)
@@ -75,15 +76,16 @@ def after_walk(p: PartitionContext, runnable: Callable[[Application], bool]) -> 
             if may_preempt(p, app, pending, now):
                 attempts -= 1
                 if try_preempt(p, app, pending, now):
-                    room_for_reservations = p.nodes.has_unreserved_node()
+                    room_for_reservations = reserving and p.nodes.has_unreserved_node()
                     continue
-        if room_for_reservations and key not in c.reservations \
+        if room_for_reservations and key not in c.reservations and not app.placed_whole \
                 and _fits_no_node(p, app, pending):
+            # an application placed whole reserves nothing: one ask's node cannot hold all
             if pending.added_at + RESERVATION_DELAY <= now and not runnable(app):
                 held.add(app.application_id)
                 continue
             if try_reserve(p, app, pending, now) is not None:
-                room_for_reservations = p.nodes.has_unreserved_node()
+                room_for_reservations = reserving and p.nodes.has_unreserved_node()
     for reservation in c.reservations.values():
         holder = p.apps.get(reservation.application_id)
         if holder is not None and holder.seq == reservation.app_seq \

@@ -31,16 +31,21 @@ from typing import TYPE_CHECKING, Any
 
 from quotactor.core.identity import UserGroup
 from quotactor.core.resources import Resource
+from quotactor.scheduler import whole
 from quotactor.scheduler.accounting import queue_apps_wait, queue_max_wait
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.application import Application, PendingAsk
 from quotactor.scheduler.backlog import Counter
-from quotactor.scheduler.booking import allocate, replace, retire_placeholder
+from quotactor.scheduler.booking import allocate, allocate_all, replace, retire_placeholder
 from quotactor.scheduler.contention_step import after_walk, before_walk
 from quotactor.scheduler.lifecycle import ask_release
 from quotactor.scheduler.queue import Queue, current_priority
 from quotactor.scheduler.reasons import Wait
-from quotactor.scheduler.reservation import claim_required_node, reserve_required_node
+from quotactor.scheduler.reservation import (
+    claim_required_node,
+    reserve_required_node,
+    unreserve,
+)
 
 if TYPE_CHECKING:
     from quotactor.scheduler.context import PartitionContext
@@ -91,9 +96,9 @@ class Cycle:
         self.p.fresh.clear()
         for app in fresh:
             if app.asks and app.queue is not None:
-                allocation = self._allocate_app(app.queue, app)
-                if allocation is not None:
-                    self.allocations.append(allocation)
+                made = self._allocate_app(app.queue, app)
+                if made:
+                    self.allocations.extend(made)
                 else:
                     self._park_if_blocked(app.queue, app)
 
@@ -186,16 +191,16 @@ class Cycle:
             app: Application = heapq.heappop(heap)[-1]
             if self._still_held_by_full_queue(leaf, app):
                 continue
-            allocation = None
+            made: list[Allocation] = []
             counters = self._blockers(app)
             if counters is not None:
                 # the room that woke it went to those before it in this cycle: it waits
                 # for the same thing as before, so it is not attempted
                 self._set_aside(leaf, app, counters)
             else:
-                allocation = self._allocate_app(leaf, app)
-                if allocation is not None:
-                    self.allocations.append(allocation)
+                made = self._allocate_app(leaf, app)
+                if made:
+                    self.allocations.extend(made)
                     if app.asks:
                         self.p.fresh[app.application_id] = app
                         heapq.heappush(heap, (*self._app_key(leaf, app), app))
@@ -203,7 +208,7 @@ class Cycle:
                     self._park_if_blocked(leaf, app)
             for following in self._chained(leaf):
                 self._take(leaf, heap, following)
-            if allocation is not None:
+            if made:
                 return True
         return False
 
@@ -215,7 +220,8 @@ class Cycle:
         would be looked at by every cycle's end with the reason they had before."""
         for app in self._woken(leaf):
             if not self._still_held_by_full_queue(leaf, app):
-                self._allocate_app(leaf, app)
+                # an application placed whole may use nodes it reserved, which no size fits
+                self.allocations.extend(self._allocate_app(leaf, app))
                 self._park_if_blocked(leaf, app)
 
     def _woken(self, leaf: Queue) -> Iterator[Application]:
@@ -290,6 +296,8 @@ class Cycle:
         """The counters every ask of `app` waits on, or None when one ask is worth trying."""
         if app.wait is not None and app.wait.is_turn and not app.tracked:
             return set() if self.p.backlog.turns.ahead_of(app) is not None else None
+        if app.placed_whole:
+            return self._whole_blockers(app)
         accounting = self.p.accounting
         unfit = self.p.nodes.known_unfit
         counters: set[tuple[str, str]] = set()
@@ -326,8 +334,28 @@ class Cycle:
             self.p.set_wait(app, next((p.wait for p in app.sorted_asks() if p.wait), None))
         return counters
 
-    def _allocate_app(self, leaf: Queue, app: Application) -> Allocation | None:
-        """Place the first ask of `app` that fits, and record why its first ask waits."""
+    def _whole_blockers(self, app: Application) -> set[tuple[str, str]] | None:
+        """The one counter an application placed whole waits on (its asks share a token), or
+        None when it is worth trying."""
+        asks = app.sorted_asks()
+        lead = asks[0]
+        token = lead.blocked
+        if token is None or not self.p.accounting.still_blocked(token):
+            return None
+        backlog = self.p.backlog
+        if token[0] == "node":
+            sizes = tuple(pending.ask.resource for pending in asks)
+            owns = any((app.application_id, pending.ask.key) in self.p.contention.reservations
+                       for pending in asks)
+            return {backlog.whole_counter(sizes, app.application_id if owns else "")}
+        wait = lead.wait
+        if wait is not None and wait.is_queue_maximum:
+            return {backlog.room_counter(token[1], app.pending)}
+        return {(token[0], token[1])}
+
+    def _allocate_app(self, leaf: Queue, app: Application) -> list[Allocation]:
+        """Place the first ask of `app` that fits (every ask, for an application placed
+        whole), and record why its first ask waits."""
         p = self.p
         p.fresh.pop(app.application_id, None)
         p.backlog.activate(app)
@@ -335,11 +363,13 @@ class Cycle:
         if newly:
             if p.backlog.turns.ahead_of(app) is not None:
                 self._wait_turn(app)
-                return None
+                return []
             held = self._counts_hold(leaf, app)
             if held is not None:
                 self._block_all(app, held)
-                return None
+                return []
+        if app.placed_whole:
+            return self._allocate_whole(leaf, app)
         first: Wait | None = None
         for pending in app.sorted_asks():
             if pending.blocked is not None and p.accounting.still_blocked(pending.blocked):
@@ -350,7 +380,7 @@ class Cycle:
             result = self._try(leaf, app, pending)
             if isinstance(result, Allocation):
                 self.p.set_wait(app, first)
-                return result
+                return [result]
             pending.wait = result
             pending.blocked = p.accounting.token(result)
             first = first or result
@@ -358,9 +388,48 @@ class Cycle:
                 if not app.tracked:
                     self._no_new_apps[(leaf.path, app.user)] = result
                 self._block_all(app, result)
-                return None
+                return []
         self.p.set_wait(app, first)
-        return None
+        return []
+
+    def _allocate_whole(self, leaf: Queue, app: Application) -> list[Allocation]:
+        """Every pending ask of `app` at once, or none: its queues' maximums, room for all of
+        them on the nodes, then one increase for the total (`whole`). A refusal is recorded
+        on every ask with one token, so the application waits on one counter."""
+        p = self.p
+        asks = app.sorted_asks()
+        lead = asks[0]
+        if lead.blocked is not None and p.accounting.still_blocked(lead.blocked):
+            p.set_wait(app, lead.wait)
+            return []
+        total = app.pending
+        over = leaf.over_max(total)
+        result: list[Allocation] | Wait
+        if over is not None:
+            result = _for_ask(queue_max_wait(over, total), lead.ask.key)
+        else:
+            owner = app.application_id
+            nodes = whole.plan(p.nodes, [pending.ask.resource for pending in asks], owner) \
+                if total.fits_within_strict(whole.free_room(p.nodes, owner)) else None
+            if nodes is None:
+                result = self._no_node(app, total, lead.ask.key)
+            else:
+                result = allocate_all(p, app, list(zip(asks, nodes, strict=True)))
+        if isinstance(result, list):
+            for allocation in result:  # a reservation its preemption made is used up
+                held = p.contention.reservations.get((app.application_id, allocation.key))
+                if held is not None:
+                    unreserve(p, held, f"allocated on {allocation.node_id}")
+            p.set_wait(app, None)
+            return result
+        token = p.accounting.token(result)
+        for pending in asks:
+            pending.wait = result
+            pending.blocked = token
+        if result.is_count and not app.tracked:
+            self._no_new_apps[(leaf.path, app.user)] = result
+        p.set_wait(app, result)
+        return []
 
     def _try(self, leaf: Queue, app: Application, pending: PendingAsk) -> Allocation | Wait:
         """One ask: queue maximums, user/group headroom, nodes, then the tracker increase."""

@@ -11,7 +11,7 @@ must not scan every node for every waiting ask in every cycle.
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import Literal
 
@@ -150,6 +150,12 @@ class NodeSet:
         """Free capacity may have grown somewhere: forget which sizes found no node."""
         self.epoch += 1
         self._unfit.clear()
+
+    def ordered(self) -> Iterator[Node]:
+        """Every node in sorting order (the order `find_fit` tries them in)."""
+        nodes = self.nodes
+        for _, node_id in self._order:
+            yield nodes[node_id]
 
     def known_unfit(self, resource: Resource) -> bool:
         """Whether `resource` already found no node since capacity was last freed."""

@@ -36,6 +36,10 @@ class SchedulerOptions:
     waking are the same in both modes): the same decisions, at a cost that grows with the
     backlog. It exists so that tests (and a doubting operator) can check
     the indexed mode against it; leave it False.
+
+    `reservations`: an ask that fits no node may reserve one (YuniKorn's behaviour, the
+    default); False never reserves, so a large ask waits without holding a node back from
+    smaller ones (what a replay compares node shapes with).
     """
 
     timeouts: Timeouts = field(default_factory=Timeouts)
@@ -43,3 +47,4 @@ class SchedulerOptions:
     ugm_timeout: float = 30.0
     shim_confirms_releases: bool = False
     exhaustive_retries: bool = False
+    reservations: bool = True

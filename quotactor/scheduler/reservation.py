@@ -204,6 +204,10 @@ def allocate_reserved(p: PartitionContext) -> list[Allocation]:
         if node is None or not pending.ask.resource.fits_within_strict(node.capacity):
             unreserve(p, reservation, "node gone or too small")
             continue
+        if app.placed_whole:
+            # its preemption's node waits for the walk to place all its asks together
+            p.backlog.unpark((app,))
+            continue
         target = node if node.schedulable and node.fits(pending.ask.resource) else None
         if target is None and reservation.required:
             if node.fits(pending.ask.resource):  # room, but the node takes no work now

@@ -17,9 +17,9 @@ from typing import Any
 
 from quotactor.core.errors import InvalidRequest
 from quotactor.core.identity import UserGroup
-from quotactor.core.resources import ResourceLike
+from quotactor.core.resources import Resource, ResourceLike
 from quotactor.logs import get_logger
-from quotactor.scheduler import cluster_views, views
+from quotactor.scheduler import cluster_views, views, whole
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.ask import Ask
 from quotactor.scheduler.clock import Clock, SystemClock
@@ -409,6 +409,18 @@ class Scheduler:
             apps = self._partition(partition).apps
             return [application_info(apps[k]) for k in sorted(apps)
                     if wanted is None or apps[k].state in wanted]
+
+    def has_room(self, sizes: Sequence[Resource], *,
+                 partition: str = DEFAULT_PARTITION) -> bool:
+        """Whether asks of `sizes` could all be placed on the partition's nodes at once now,
+        limits aside (on schedulable nodes no reservation holds)."""
+        with self._lock:
+            nodes = self._partition(partition).nodes
+            total = Resource()
+            for size in sizes:
+                total = total + size
+            return total.fits_within_strict(whole.free_room(nodes)) \
+                and whole.plan(nodes, sizes) is not None
 
     def why_pending(self, application_id: str, *,
                     partition: str = DEFAULT_PARTITION) -> Wait | None:

@@ -21,7 +21,7 @@ from quotactor.sim.cluster import ClusterError, ClusterSpec, load_cluster, unifo
 from quotactor.sim.compare import format_comparison
 from quotactor.sim.jobs import Workload, WorkloadError
 from quotactor.sim.model_runs import MODELS, ModelRun, load_model_runs
-from quotactor.sim.replay import ReplayOptions
+from quotactor.sim.replay import PLACEMENTS, ReplayOptions
 from quotactor.sim.result import SimulationResult
 from quotactor.sim.session import (
     ConfigRun,
@@ -75,8 +75,15 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     simulate.add_argument("--with-memory", action="store_true",
                           help="SWF: ask for each job's memory as well as its processors")
     _cluster_args(simulate)
+    simulate.add_argument("--placement", choices=PLACEMENTS, default=PLACEMENTS[0],
+                          help="a parallel job's tasks: all at once or none (whole, default: "
+                               "as the machine's own scheduler and co-scheduling do) or one "
+                               "by one (tasks, as YuniKorn places pods; partly placed jobs "
+                               "can deadlock)")
     simulate.add_argument("--packing", choices=("dense", "none"), default="dense",
                           help="tasks per ask: as many as fit on a node (dense, default) or one")
+    simulate.add_argument("--no-reservations", dest="reservations", action="store_false",
+                          help="never reserve a node for a waiting ask (YuniKorn reserves)")
     simulate.add_argument("--partition", default="",
                           help="partition to submit to (default: the config's first)")
     simulate.add_argument("--jobs", type=int, metavar="N",
@@ -233,9 +240,10 @@ def run_simulate(args: argparse.Namespace) -> int:
         print(f"quotactor simulate: {exc}", file=sys.stderr)
         return 2
     _report_bad_lines(workload)
-    options = ReplayOptions(partition=args.partition, packing=args.packing,
-                            kill_preempted=args.kill_preempted,
-                            preemption_grace=args.preemption_grace)
+    options = ReplayOptions(partition=args.partition, placement=args.placement,
+                            packing=args.packing, kill_preempted=args.kill_preempted,
+                            preemption_grace=args.preemption_grace,
+                            reservations=args.reservations)
     return _run(args, all_runs, workload, cluster, options, _simulate_preamble(workload))
 
 
@@ -344,7 +352,8 @@ def _run(args: argparse.Namespace, runs: list[ConfigRun | ModelRun], workload: W
             else:
                 scheduler = None
                 if args.serve and index == 0:
-                    scheduler = start_scheduler(run, workload)
+                    scheduler = start_scheduler(run, workload,
+                                                reservations=options.reservations)
                     served.append(scheduler)
                     served.append(_serve(scheduler, args))
                 result = run_config(run, workload, cluster, options, scheduler)

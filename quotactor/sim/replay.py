@@ -19,25 +19,35 @@ up (`never-started`, with the scheduler's last reason) and removed, so every job
 every tracker returns to zero. A job needing more than the whole cluster is never submitted:
 it would hold part of the cluster forever, and no scheduler setting could let it run.
 
-A job of several asks may be allocated in part and then wait for the rest (YuniKorn places
-asks one by one). When nothing runs any more and such jobs still hold allocations, nothing
-will ever be released for them: they are deadlocked. The replay then does what an operator
-would do, it kills them (`never-started`, reason `deadlock`) so the rest of the trace can run.
-With one ask per job (a node large enough for every job) this cannot happen.
+A job of several asks is one parallel program. By default (`placement="whole"`) it is
+submitted as an all-or-nothing application: the scheduler places none of its asks until it
+can place all of them at once, so no task of a job that has not started holds capacity, and
+the same capacity cut into one large node or many small ones gives the same starts (with node
+reservations off: one large node can be reserved for a waiting job, many small ones are never
+reserved for a job placed whole). With `placement="tasks"` asks are placed one by one, as
+YuniKorn places pods: a job may then hold part of its tasks while it waits for the rest. When
+nothing runs any more and such jobs still hold allocations, nothing will ever be released for
+them: they are deadlocked. The replay then does what an operator would do, it kills them
+(`never-started`, reason `deadlock`, with the capacity they held idle) so the rest of the
+trace can run.
 """
 
 from __future__ import annotations
 
 import heapq
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from quotactor.core.identity import UserGroup
 from quotactor.core.queue_path import ancestors, parse_queue_path
 from quotactor.core.resources import Resource
 from quotactor.logs import get_logger
 from quotactor.scheduler import ApplicationState, Ask, Scheduler, VirtualClock
+from quotactor.scheduler.application import ALL_OR_NOTHING
 from quotactor.scheduler.reasons import Wait, WaitKind
+from quotactor.sim.blame import FULL_NODES, Counterfactual
 from quotactor.sim.cluster import ClusterSpec
 from quotactor.sim.fmt import humanize, resources_text
 from quotactor.sim.jobs import Job, Workload
@@ -50,43 +60,68 @@ from quotactor.sim.result import Performance, SimulationResult
 from quotactor.sim.stats import summarise
 from quotactor.sim.usage import UsageTimeline
 
-__all__ = ["ReplayOptions", "replay"]
+__all__ = ["PLACEMENTS", "Placement", "ReplayOptions", "replay"]
 
 log = get_logger()
 
 
+Placement = Literal["whole", "tasks"]
+"""How a job of several asks is placed: `whole`, all its asks at once or none (the scheduler's
+all-or-nothing applications); `tasks`, ask by ask as YuniKorn places pods."""
+
+PLACEMENTS: tuple[Placement, ...] = ("whole", "tasks")
+
+
 @dataclass(frozen=True, slots=True)
 class ReplayOptions:
-    """How to replay: the partition jobs go to, how tasks become asks, the report label.
+    """How to replay: the partition jobs go to, how jobs are placed, the report label.
 
     `partition` empty means the scheduler's first partition; `progress` None shows a bar only
-    on a terminal. The replay acts as the shim for preemption: it confirms each release
-    `preemption_grace` seconds after the scheduler asks, and a preempted job restarts (its
-    work lost) or, with `kill_preempted`, is killed.
+    on a terminal. `placement` says how a parallel job's tasks are placed (see `Placement`);
+    `packing` how tasks share a node. The replay acts as the shim for preemption: it confirms
+    each release `preemption_grace` seconds after the scheduler asks, and a preempted job
+    restarts (its work lost) or, with `kill_preempted`, is killed. `reservations` False starts
+    the scheduler with no node reservations (see `SchedulerOptions.reservations`).
     """
 
     partition: str = ""
+    placement: Placement = "whole"
     packing: Packing = "dense"
     label: str = ""
     config_source: str = ""
     progress: bool | None = None
     preemption_grace: float = 0.0
     kill_preempted: bool = False
+    reservations: bool = True
 
 
 class _Running:
     """A submitted job: what it still waits for, what it holds, where it was placed."""
 
-    __slots__ = ("end_seq", "group", "held", "job", "missing", "queue", "started_at")
+    __slots__ = ("asks", "end_seq", "group", "held", "held_since", "idle", "job", "missing",
+                 "queue", "started_at")
 
-    def __init__(self, job: Job, missing: int) -> None:
+    def __init__(self, job: Job, asks: Mapping[str, Resource]) -> None:
         self.job = job
-        self.missing = missing
+        self.asks = dict(asks)
+        """The asks not placed yet, by key."""
+        self.missing = len(asks)
         self.held = Resource()
+        self.held_since = 0.0
+        self.idle: dict[str, float] = {}
+        """Resource-seconds held while not running (a partly placed job's tasks)."""
         self.group: str | None = job.groups[0] if job.groups else None
         self.queue = ""
         self.started_at: float | None = None
         self.end_seq = -1
+
+    def hold(self, now: float, held: Resource) -> None:
+        """From `now` on the job holds `held`; what it held until now counts as idle while
+        it has not started."""
+        if self.started_at is None:
+            for name, quantity in self.held.items():
+                self.idle[name] = self.idle.get(name, 0.0) + quantity * (now - self.held_since)
+        self.held, self.held_since = held, now
 
 
 def replay(scheduler: Scheduler, workload: Workload, cluster: ClusterSpec,
@@ -111,6 +146,8 @@ class _Replay:
         self.label = options.label or "simulation"
         self.ugm = scheduler.ugm(self.partition)
         self.recorder = OutcomeRecorder()
+        self.blame = Counterfactual(scheduler, self.partition, self.recorder,
+                                    self._queue_limit)
         self.timeline = UsageTimeline()
         self.running: dict[str, _Running] = {}
         self.waiting: dict[str, _Running] = {}
@@ -184,13 +221,16 @@ class _Replay:
             return 1
         asks = [Ask(plan.key, plan.resource)
                 for plan in plan_asks(job, self.largest, self.options.packing)]
+        tags: Mapping[str, str] = job.tags
+        if self.options.placement == "whole" and len(asks) > 1:
+            tags = {**job.tags, ALL_OR_NOTHING: "true"}
         info = self.scheduler.submit(job.job_id, UserGroup(job.user, job.groups),
                                      queue=job.queue or "", partition=self.partition,
-                                     tags=job.tags, asks=asks)
+                                     tags=tags, asks=asks)
         if info.state is ApplicationState.REJECTED:
             self.recorder.rejected(job.job_id, now, humanize(info.rejected_message))
             return 1
-        entry = _Running(job, len(asks))
+        entry = _Running(job, {ask.key: ask.resource for ask in asks})
         entry.queue = info.queue_path
         entry.group = self._group(job, info.queue_path)
         self.recorder.placed(job.job_id, entry.queue, entry.group)
@@ -236,10 +276,12 @@ class _Replay:
                                      allocation.resource, 0 if entry.held else 1)
                 if not entry.held:
                     self.recorder.leaves_line(entry.job.job_id, now)
-                entry.held = entry.held + allocation.resource
+                entry.hold(now, entry.held + allocation.resource)
+                entry.asks.pop(allocation.key, None)
                 entry.missing -= 1
                 if entry.missing == 0:
                     job_id = entry.job.job_id
+                    self.blame.forget(job_id)
                     del self.waiting[job_id]
                     self.running[job_id] = entry
                     self.recorder.started(job_id, now)
@@ -257,6 +299,7 @@ class _Replay:
                 _, _, app_id, key = heapq.heappop(self.confirms)
                 self._confirm(app_id, key, now)
         self._poll_waits(now)
+        self.blame.refresh(now)
         self._note_pending(now)
         return seq
 
@@ -290,7 +333,7 @@ class _Replay:
         for allocation in released:
             self.scheduler.release(app_id, allocation.key, partition=self.partition)
         freed = sum((a.resource for a in released), Resource())
-        entry.held = entry.held - freed
+        entry.hold(now, entry.held - freed)
         self.timeline.change(now, entry.job.user, entry.group, entry.queue, -freed,
                              0 if entry.held else -1)
         self.tally.victim(entry.job.user, entry.group, entry.queue)
@@ -308,6 +351,7 @@ class _Replay:
         self.tally.restarted += 1
         entry.missing += len(released)
         for allocation in released:
+            entry.asks[allocation.key] = allocation.resource
             self.scheduler.add_ask(app_id, Ask(allocation.key, allocation.resource),
                                    partition=self.partition)
         return 0
@@ -320,15 +364,22 @@ class _Replay:
         for job_id in sorted((j for j in changes if j in self.waiting),
                              key=lambda j: self.waiting[j].job.line):
             wait = changes[job_id]
+            self.blame.forget(job_id)
             if wait is not None and wait.is_turn:
                 self.recorder.waits_turn(job_id, now)  # charged as the first of its line
                 continue
             if wait is not None and wait.kind in ("reservation", "preemption"):
                 # a reserved or preempting ask waits for room on a node
-                self.recorder.waiting(job_id, now, "node", "full nodes")
+                self.recorder.waiting(job_id, now, "node", FULL_NODES)
                 continue
-            self.recorder.waiting(job_id, now, wait.kind if wait is not None else None,
-                                  _owner(wait) if wait is not None else None)
+            if wait is not None and wait.kind in ("user", "group", "queue"):
+                entry = self.waiting[job_id]
+                self.blame.held(job_id, now, wait.kind, _owner(wait),
+                                tuple(entry.asks.values()), entry.job.user, entry.group,
+                                entry.queue)
+            else:
+                self.recorder.waiting(job_id, now, wait.kind if wait is not None else None,
+                                      _owner(wait) if wait is not None else None)
             if wait is not None and wait.limit == "resources":
                 cause = self._exceeds(self.waiting[job_id].job.total, wait)
                 if cause is not None:
@@ -372,6 +423,7 @@ class _Replay:
             pending.append((now, count))
 
     def _end(self, job_id: str, now: float) -> None:
+        self.blame.forget(job_id)
         entry = self.running.pop(job_id)
         self.scheduler.remove_application(job_id, partition=self.partition)
         self.timeline.change(now, entry.job.user, entry.group, entry.queue, -entry.held, -1)
@@ -396,14 +448,17 @@ class _Replay:
         log.info("sim.deadlock", at=now, jobs=victims)
         for job_id in victims:
             entry = self.waiting[job_id]
+            entry.hold(now, entry.held)
             wait = self.scheduler.why_pending(job_id, partition=self.partition)
             self._kill(job_id, now, f"deadlock: held {resources_text(entry.held)} of "
-                       f"{resources_text(entry.job.total)} with nothing running"
+                       f"{resources_text(entry.job.total)} with nothing running, "
+                       f"{_work_text(entry.idle)} wasted"
                        + (f"; {humanize(str(wait))}" if wait is not None else ""),
                        "deadlock: partly placed with nothing running")
         return len(victims)
 
     def _kill(self, job_id: str, now: float, reason: str, cause: str = "") -> None:
+        self.blame.forget(job_id)
         entry = self.waiting.pop(job_id)
         self.scheduler.remove_application(job_id, partition=self.partition)
         if entry.held:
@@ -467,8 +522,17 @@ class _Replay:
 def _owner(wait: Wait) -> str:
     """Who holds a job back, for a cause: `user u4's limit (applications) at root.a`."""
     if wait.kind == "node":
-        return "full nodes"
+        return FULL_NODES
     if wait.kind == "queue":
         return f"queue {wait.queue_path}'s {wait.limit} limit"
     return f"{wait.kind} {wait.name}'s {wait.limit} limit at {wait.queue_path}"
 
+
+def _work_text(work: Mapping[str, float]) -> str:
+    """Resource-seconds as a planner reads them: `3.5 core-hours, 2.0 GPU-hours`."""
+    parts = []
+    for name, unit, scale in (("vcore", "core-hours", 1000 * 3600),
+                              ("nvidia.com/gpu", "GPU-hours", 3600)):
+        if work.get(name):
+            parts.append(f"{work[name] / scale:.1f} {unit}")
+    return ", ".join(parts) or "nothing"

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from quotactor.config import SchedulerConfig, load_config
-from quotactor.scheduler import Scheduler, VirtualClock
+from quotactor.scheduler import Scheduler, SchedulerOptions, VirtualClock
 from quotactor.sim.cluster import ClusterSpec
 from quotactor.sim.compare import compare_json
 from quotactor.sim.jobs import Workload
@@ -69,9 +69,12 @@ def load_runs(paths: list[Path]) -> list[ConfigRun]:
     return runs
 
 
-def start_scheduler(run: ConfigRun, workload: Workload) -> Scheduler:
-    """A scheduler for `run` on a virtual clock set to the first submission."""
-    return Scheduler.start(run.config, clock=VirtualClock(workload.jobs[0].submit))
+def start_scheduler(run: ConfigRun, workload: Workload, *,
+                    reservations: bool = True) -> Scheduler:
+    """A scheduler for `run` on a virtual clock set to the first submission (with node
+    reservations unless `reservations` is False)."""
+    return Scheduler.start(run.config, clock=VirtualClock(workload.jobs[0].submit),
+                           options=SchedulerOptions(reservations=reservations))
 
 
 def run_config(run: ConfigRun, workload: Workload, cluster: ClusterSpec,
@@ -82,7 +85,7 @@ def run_config(run: ConfigRun, workload: Workload, cluster: ClusterSpec,
                       partition=options.partition or run.config.partitions[0].name)
     if scheduler is not None:
         return replay(scheduler, workload, cluster, options)
-    with start_scheduler(run, workload) as own:
+    with start_scheduler(run, workload, reservations=options.reservations) as own:
         return replay(own, workload, cluster, options)
 
 

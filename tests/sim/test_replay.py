@@ -15,7 +15,7 @@ from quotactor.sim.jobfile import parse_jsonl
 from quotactor.sim.jobs import Job, TaskGroup, Workload
 from quotactor.sim.outcomes import JobState, OutcomeRecorder
 from quotactor.sim.packing import Packing
-from quotactor.sim.replay import ReplayOptions, replay
+from quotactor.sim.replay import Placement, ReplayOptions, replay
 from quotactor.sim.report import build_report
 from quotactor.sim.result import SimulationResult
 from quotactor.sim.synthetic import generate, parse_synthetic
@@ -48,11 +48,12 @@ partitions:
 
 
 def run(workload: Workload, cluster: ClusterSpec, config: str = LIMITS,
-        packing: Packing = "dense") -> tuple[SimulationResult, dict[str, Any]]:
+        packing: Packing = "dense", placement: Placement = "whole"
+        ) -> tuple[SimulationResult, dict[str, Any]]:
     """Replay, then read the scheduler's own books before it stops."""
     with Scheduler.start(config, clock=VirtualClock(workload.jobs[0].submit)) as scheduler:
         result = replay(scheduler, workload, cluster,
-                        ReplayOptions(progress=False, packing=packing))
+                        ReplayOptions(progress=False, packing=packing, placement=placement))
         ugm = scheduler.ugm("default")
         books = {
             "queues": {q.path: (q.allocated, q.running_applications)
@@ -186,25 +187,22 @@ def test_waits_are_charged_to_the_limit_that_held_the_job() -> None:
     result, books = run(workload, uniform_cluster(1, {"vcore": "80"}))
     out = {o.job_id: o for o in result.outcomes}
     assert (out["a"].start, out["a"].end) == (0, 100)
-    # c fits no node at 20 and reserves the node: when a ends it goes first, and b, which
-    # its user limit held until then, waits for the node behind it (and, being older than
-    # the reservation delay, reserves it in that same cycle, as YuniKorn would)
+    # c fits no node at 20 and reserves the node at 22 (the reservation delay): when a ends
+    # it goes first, and b waits for the node behind it. Sue's user limit holds b from 10,
+    # but it is charged to that limit only while lifting it would have let b start: until
+    # c's reservation took the room at 22; from then on, to the nodes.
     assert out["c"].start == 100 and dict(out["c"].held) == {"node": 80.0}
-    assert out["b"].start == 150 and dict(out["b"].held) == {"user": 90.0, "node": 50.0}
+    assert out["b"].start == 150 and dict(out["b"].held) == {"user": 12.0, "node": 128.0}
     assert result.preemptions.reservations == 2
     assert_balanced(result, books)
 
 
-def test_deadlocked_partial_jobs_are_killed_so_the_rest_runs() -> None:
-    # Fair ordering gives two 3-task jobs two of the four nodes each: neither can ever start.
-    # (They arrive as the nodes free up: had they waited, their reservations would have held
-    # three nodes for the older one.)
-    lines = [f'{{"job_id": "{name}", "user": "{user}", "queue": "root.q", "submit": {at},'
+DEADLOCK_LINES = [f'{{"job_id": "{name}", "user": "{user}", "queue": "root.q", "submit": {at},'
              f' "duration": 10, "tasks": {tasks}}}'
              for name, user, at, tasks in (("first", "sue", 0, 2), ("second", "bob", 0, 2),
                                            ("big-1", "ann", 10, 3), ("big-2", "joe", 10, 3),
                                            ("later", "kim", 100, 1))]
-    config = """\
+FAIR_QUEUE = """\
 partitions:
   - name: default
     queues:
@@ -214,16 +212,36 @@ partitions:
           - name: q
             properties: {application.sort.policy: fair}
 """
-    result, books = run(jobs(*lines), uniform_cluster(4, {"vcore": "1"}), config=config,
-                        packing="none")
+
+
+def test_deadlocked_partial_jobs_are_killed_so_the_rest_runs() -> None:
+    # Placed task by task, fair ordering gives two 3-task jobs two of the four nodes each:
+    # neither can ever start. (They arrive as the nodes free up: had they waited, their
+    # reservations would have held three nodes for the older one.)
+    result, books = run(jobs(*DEADLOCK_LINES), uniform_cluster(4, {"vcore": "1"}),
+                        config=FAIR_QUEUE, packing="none", placement="tasks")
     out = {o.job_id: o for o in result.outcomes}
     assert out["first"].state is JobState.COMPLETED
     assert out["second"].state is JobState.COMPLETED
     assert out["later"].state is JobState.COMPLETED and out["later"].wait == 0
     assert out["big-1"].state is JobState.NEVER_STARTED
     assert out["big-1"].reason.startswith("deadlock")
+    assert "wasted" in out["big-1"].reason
     assert_balanced(result, books)
     assert result.everybody.peak == Resource({"vcore": 4000})
+
+
+def test_parallel_jobs_placed_whole_never_deadlock() -> None:
+    # The same jobs placed whole: neither 3-task job holds a node before all three are free,
+    # so they run one after the other, and nothing is ever partly placed.
+    result, books = run(jobs(*DEADLOCK_LINES), uniform_cluster(4, {"vcore": "1"}),
+                        config=FAIR_QUEUE, packing="none")
+    out = {o.job_id: o for o in result.outcomes}
+    assert all(o.state is JobState.COMPLETED for o in out.values())
+    big = sorted((out["big-1"], out["big-2"]), key=lambda o: o.start or 0)
+    assert big[0].start == 10 and big[1].start == big[0].end
+    assert out["later"].start == 100
+    assert_balanced(result, books)
 
 
 
@@ -260,10 +278,12 @@ def test_alike_jobs_behind_the_first_are_charged_to_what_holds_it(monkeypatch) -
     held = {o.job_id: (o.start, dict(o.held), dict(o.held_by)) for o in with_turns.outcomes}
     assert held == {o.job_id: (o.start, dict(o.held), dict(o.held_by))
                     for o in without.outcomes}
-    # s0 and bob's job fill the node; s1 leads sue's line, held first by the full node, then
-    # by sue's limit of 48 vcore; s3 waits behind it and then s2, and is charged alike
-    assert held["s1"][:2] == (101.0, {"node": 2.0, "user": 98.0})
-    assert held["s3"][:2] == (301.0, {"node": 2.0, "user": 298.0})
+    # s0 and bob's job fill the node; s1 leads sue's line, held by sue's limit of 48 vcore
+    # while the node is full (charged to the node: lifting the limit would not start it);
+    # once bob's job ends at 150 the node has room, and the limit alone holds the rest of
+    # sue's line; s3 waits behind s1 and then s2, and is charged alike
+    assert held["s1"][:2] == (101.0, {"node": 100.0})
+    assert held["s3"][:2] == (301.0, {"node": 149.0, "user": 151.0})
 
 
 def test_a_job_started_in_part_no_longer_speaks_for_its_line() -> None:
