@@ -317,21 +317,20 @@ def test_a_wait_honours_the_callers_timeout(started: Any) -> None:
 def test_a_user_tracker_that_gives_up_on_a_wedged_group_changes_nothing(
     start_ugm: Any,
 ) -> None:
-    """The user tracker waits for its group no longer than the caller's timeout (not a fixed
-    30 s) and then refuses the increase whole."""
+    """The user tracker waits for its group no longer than the caller's timeout (0.3 s; not a
+    fixed 30 s, which `off_main`, giving up after WAIT, would turn into a failure) and then
+    refuses the increase whole."""
     ugm = start_ugm(LimitTable({"root": [LimitEntry(groups=("dev",), max_resources={"m": 100})]}))
     ugm.timeout = 0.3
     sue = UserGroup("sue", ["dev"])
     assert ugm.increase_tracked_resource("root.a", "app1", {"m": 1}, sue)
     group = ugm._manager.groups["dev"]
     assert off_main(group._claim)  # wedge the group tracker: claimed, and nobody runs it
-    began = time.monotonic()
     try:
         with pytest.raises(OperationTimeout, match="did not answer in time"):
             off_main(lambda: ugm.decide_increase("root.a", "app2", {"m": 1}, sue))
     finally:
         group._finish(64)  # it wakes up, finds the increase abandoned, applies nothing
-    assert time.monotonic() - began < 5.0
     ugm.timeout = 20.0
     assert ugm.get_group_resources("dev") == {"m": 1}
     assert ugm.get_user_resources("sue") == {"m": 1}
