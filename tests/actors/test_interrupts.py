@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import random
 import signal
-import time
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -26,7 +25,9 @@ from quotactor.core.limits import LimitEntry, LimitTable
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
 
-TIMEOUT = 2.0
+TIMEOUT = 10.0
+"""The caller's timeout: far above the milliseconds an answer takes, so that only a claim an
+interrupt left behind (it holds its tracker for good) makes a call miss it."""
 def table(user_cap: int) -> LimitTable:
     return LimitTable({
         "root": [LimitEntry(groups=("g0",), max_resources={"m": 400}),
@@ -91,9 +92,9 @@ def check_consistent(ugm: UserGroupManager) -> None:
 
 
 def answers_in_time(ugm: UserGroupManager, user: UserGroup) -> None:
-    began = time.monotonic()
+    """A call on the user's trackers answers (it raises `OperationTimeout` if it does not
+    within the caller's timeout)."""
     ugm.headroom("root.a.x", f"{user.user}-probe", user)
-    assert time.monotonic() - began < TIMEOUT
 
 
 @pytest.mark.timeout(120)
@@ -146,7 +147,5 @@ def test_interrupted_callers_leave_nothing_claimed_and_usage_consistent(
         assert (stats["users"], stats["groups"], stats["inflight"]) == (0, 0, 0)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-    began = time.monotonic()
-    ugm.stop()
-    assert time.monotonic() - began < TIMEOUT
+    ugm.stop()  # raises OperationTimeout if an actor does not stop within the caller's timeout
     assert alarm.fired > 0  # about 20 per seed on an idle 2-core machine
