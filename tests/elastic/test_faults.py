@@ -11,7 +11,6 @@ import contextlib
 import random
 import signal
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -30,7 +29,9 @@ from quotactor.elastic import (
 )
 from quotactor.elastic.engine import RuntimeEngine
 
-TIMEOUT = 2.0
+TIMEOUT = 10.0
+"""The callers' timeout: far above the milliseconds an answer takes, so that only an actor an
+interrupt wedged makes a call (which raises `OperationTimeout` then) miss it."""
 QUOTAS = ["a", "b", "solo", None]
 Op = Callable[[Any], Any]
 
@@ -104,18 +105,14 @@ def test_interrupted_callers_never_wedge_the_actor_and_leave_whole_operations(
             op = next_op(rng, pods, serial)
             before = state(reference)
             alarm.attempt(partial(op, service), rng.uniform(1e-6, 150e-6), (QuotaError,))
-            began = time.monotonic()
             now = state(service)  # queued behind the interrupted operation: it is done
-            assert time.monotonic() - began < TIMEOUT
             if now != before:
                 apply(op, reference)
                 assert now == state(reference), f"operation {serial} left half-done"
         consistent(service)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-    began = time.monotonic()
-    service.stop()
-    assert time.monotonic() - began < TIMEOUT
+    service.stop()  # raises OperationTimeout if the actor does not stop within TIMEOUT
     assert alarm.fired > 0  # about 30 per seed (733 over the 24 seeds of both files, idle machine)
 
 
@@ -176,10 +173,11 @@ def test_every_wait_has_the_callers_timeout_and_the_late_operation_still_lands(
         service.timeout = 0.2
         for caller in (lambda: service.add_pod("late", "t", {"cpu": 1}),  # main thread
                        lambda: pool_call(service.used, "t")):  # another thread
-            began = time.monotonic()
             with pytest.raises(OperationTimeout):
                 caller()
-            assert time.monotonic() - began < 2.0
+            # It gave up while the actor was held: had it waited for it instead, the hold
+            # (up to 20 s, under the default 30 s timeout) would have ended and it answered.
+            assert not check.done()
         release.set()
         assert [r.quota for r in check.result(timeout=10)] == ["t"]
     service.timeout = 10.0

@@ -10,7 +10,6 @@ from __future__ import annotations
 import random
 import signal
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -24,7 +23,9 @@ from quotactor.quotatree import Mode, QuotaManager, QuotaTreeError, SharedQuotaM
 from quotactor.quotatree._tree import QuotaTree
 
 T = "T"
-TIMEOUT = 2.0
+TIMEOUT = 10.0
+"""The callers' timeout: far above the milliseconds an answer takes, so that only an actor an
+interrupt wedged makes a call (which raises `OperationTimeout` then) miss it."""
 NODES = {"R": (None, 12, False), "M": ("R", 8, False),
          **{f"L{i}": ("M" if i < 2 else "R", 3, i % 2 == 1) for i in range(4)}}
 IDS = [f"c{i}" for i in range(16)]
@@ -101,17 +102,13 @@ def test_interrupted_callers_never_wedge_the_actor_and_leave_whole_operations(
             op = next_op(rng)
             before = state(reference)
             alarm.attempt(partial(op, shared), rng.uniform(1e-6, 150e-6), (QuotaTreeError,))
-            began = time.monotonic()
             now = state(shared)  # queued behind the interrupted operation: it is done
-            assert time.monotonic() - began < TIMEOUT
             if now != before:
                 op(reference)
                 assert now == state(reference), f"operation {serial} left half-done"
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-    began = time.monotonic()
-    shared.stop()
-    assert time.monotonic() - began < TIMEOUT
+    shared.stop()  # raises OperationTimeout if the actor does not stop within TIMEOUT
     assert alarm.fired > 0  # about 30 per seed (733 over the 24 seeds of both files, idle machine)
 
 
@@ -164,10 +161,11 @@ def test_every_wait_has_the_callers_timeout_and_the_late_operation_still_lands(
         shared.timeout = 0.2
         for caller in (lambda: shared.allocate(T, "c1"),  # main thread
                        lambda: pool.submit(shared.tree_names).result(timeout=10)):
-            began = time.monotonic()
             with pytest.raises(OperationTimeout):
                 caller()
-            assert time.monotonic() - began < 2.0
+            # It gave up while the actor was held: had it waited for it instead, the hold
+            # (up to 20 s, under the default 30 s timeout) would have ended and it answered.
+            assert not held.done()
         release.set()
         assert held.result(timeout=10).kept
     shared.timeout = 10.0
