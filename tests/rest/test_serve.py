@@ -62,7 +62,7 @@ sys.exit(args.func(args))
 """
 
 
-def wait_until(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
+def wait_until(condition: Callable[[], Any], timeout: float = 30.0) -> Any:
     """Poll `condition` until it returns something truthy; fail after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while True:
