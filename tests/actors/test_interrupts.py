@@ -28,6 +28,8 @@ pytestmark = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs 
 TIMEOUT = 10.0
 """The caller's timeout: far above the milliseconds an answer takes, so that only a claim an
 interrupt left behind (it holds its tracker for good) makes a call miss it."""
+
+
 def table(user_cap: int) -> LimitTable:
     return LimitTable({
         "root": [LimitEntry(groups=("g0",), max_resources={"m": 400}),
