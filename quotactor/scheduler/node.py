@@ -6,6 +6,11 @@ incrementally, so an allocation moves one node instead of re-sorting all of them
 remembers which ask sizes found no node: capacity only shrinks between two releases, so such a
 size cannot fit until something is freed, and replaying a long trace with a queued backlog
 must not scan every node for every waiting ask in every cycle.
+
+Beside the sorting order the set keeps the nodes that have some room left, in the same order,
+and the room of its schedulable nodes summed, both updated as a node changes: on a machine of
+many small nodes (one per processor) most are full while jobs wait, and a fit is found among
+those with room without passing over the full ones, whichever the sorting policy.
 """
 
 from __future__ import annotations
@@ -28,8 +33,8 @@ NODE_SORT_POLICIES: tuple[NodeSortPolicy, ...] = ("fair", "binpacking")
 class Node:
     """A node's capacity, what is allocated on it, and whether new work may land there."""
 
-    __slots__ = ("allocated", "allocations", "attributes", "available", "capacity", "node_id",
-                 "schedulable")
+    __slots__ = ("_schedulable", "allocated", "allocations", "attributes", "available",
+                 "capacity", "member_of", "node_id")
 
     def __init__(self, node_id: str, capacity: ResourceLike, schedulable: bool = True,
                  attributes: Mapping[str, str] | None = None) -> None:
@@ -42,10 +47,24 @@ class Node:
         self.capacity = cap
         self.allocated = Resource()
         self.available = cap
-        self.schedulable = schedulable
+        self.member_of: NodeSet | None = None
+        """The set the node was added to, told when its schedulability changes."""
+        self._schedulable = schedulable
         self.attributes: Mapping[str, str] = MappingProxyType(dict(attributes or {}))
         self.allocations: dict[tuple[str, str], Allocation] = {}
         """By (application ID, allocation key): keys are unique within an application."""
+
+    @property
+    def schedulable(self) -> bool:
+        """Whether new work may land on the node."""
+        return self._schedulable
+
+    @schedulable.setter
+    def schedulable(self, value: bool) -> None:
+        if value != self._schedulable:
+            self._schedulable = value
+            if self.member_of is not None:
+                self.member_of.changed(self)
 
     def fits(self, resource: Resource) -> bool:
         """Every resource the ask names is available here (a name the node lacks is 0)."""
@@ -68,8 +87,14 @@ class Node:
 
     def utilisation(self) -> float:
         """The mean share used over the resources the node offers (1.0 when it offers none)."""
-        shares = [self.allocated.get(n, 0) / q for n, q in self.capacity.items() if q > 0]
-        return sum(shares) / len(shares) if shares else 1.0
+        allocated = self.allocated
+        total = 0.0
+        offered = 0
+        for name, quantity in self.capacity.items():
+            if quantity > 0:
+                total += allocated.get(name, 0) / quantity
+                offered += 1
+        return total / offered if offered else 1.0
 
 
 class NodeSet:
@@ -82,6 +107,15 @@ class NodeSet:
         self._policy: NodeSortPolicy = policy
         self._order: list[tuple[float, str]] = []
         self._keys: dict[str, tuple[float, str]] = {}
+        self._with_room: list[tuple[float, str]] = []
+        """The keys of the nodes with some room left (a positive quantity available), in
+        sorting order: the only nodes where an ask of a positive quantity can fit."""
+        self._roomy: set[str] = set()
+        """The IDs of the nodes in `_with_room`."""
+        self._counted: dict[str, Resource | None] = {}
+        """Per node, the room counted in `_room` (its positive quantities): what it had
+        available when last seen, if schedulable then, else None."""
+        self._room: dict[str, int] = {}
         self._unfit: set[Resource] = set()
         self.reserved: dict[str, tuple[str, str]] = {}
         """Node ID -> (application ID, ask key) of the reservation holding it (see
@@ -107,9 +141,12 @@ class NodeSet:
             return
         self._policy = policy
         self._order = []
+        self._with_room = []
         for node in self.nodes.values():
             self._keys[node.node_id] = key = self._key(node)
             insort(self._order, key)
+            if node.node_id in self._roomy:
+                insort(self._with_room, key)
 
     def _key(self, node: Node) -> tuple[float, str]:
         used = node.utilisation()
@@ -117,16 +154,24 @@ class NodeSet:
 
     def add(self, node: Node) -> None:
         self.nodes[node.node_id] = node
+        node.member_of = self
         self.capacity = self.capacity + node.capacity
         self._keys[node.node_id] = key = self._key(node)
         insort(self._order, key)
+        self._counted[node.node_id] = None
+        self._index(node, key, key)
         self.freed()
 
     def remove(self, node_id: str) -> Node:
         node = self.nodes.pop(node_id)
+        node.member_of = None
         self.capacity = self.capacity - node.capacity
         key = self._keys.pop(node_id)
         del self._order[bisect_left(self._order, key)]
+        if node_id in self._roomy:
+            self._roomy.discard(node_id)
+            del self._with_room[bisect_left(self._with_room, key)]
+        _add_to(self._room, self._counted.pop(node_id), -1)
         return node
 
     def resized(self, node: Node, capacity: Resource) -> None:
@@ -138,13 +183,45 @@ class NodeSet:
             self.freed()
 
     def changed(self, node: Node) -> None:
-        """Re-position `node` after its allocations or capacity changed."""
+        """Re-position `node` after its allocations, capacity or schedulability changed."""
         old = self._keys[node.node_id]
         new = self._key(node)
         if new != old:
             del self._order[bisect_left(self._order, old)]
             insort(self._order, new)
             self._keys[node.node_id] = new
+        self._index(node, old, new)
+
+    def _index(self, node: Node, old: tuple[float, str], new: tuple[float, str]) -> None:
+        """Bring `node`'s place among the nodes with room, and its share of `_room`, up to
+        date (its sorting key was `old` and is `new`)."""
+        node_id = node.node_id
+        available = node.available
+        roomy = self._roomy
+        with_room = self._with_room
+        if node_id in roomy:
+            del with_room[bisect_left(with_room, old)]
+            roomy.discard(node_id)
+        if any(quantity > 0 for quantity in available.values()):
+            insort(with_room, new)
+            roomy.add(node_id)
+        share = available if node.schedulable else None
+        before = self._counted[node_id]
+        if share is not before:
+            room = self._room
+            _add_to(room, before, -1)
+            _add_to(room, share, 1)
+            self._counted[node_id] = share
+
+    def free_room(self, owner: str = "") -> Resource:
+        """The room left on the schedulable nodes that no reservation holds but perhaps one of
+        application `owner`'s, summed (kept as nodes change: a cost in the number of
+        reserved nodes, not of all nodes)."""
+        room = dict(self._room)
+        held = {node_id for node_id, (app_id, _) in self.reserved.items() if app_id != owner}
+        for node_id in held.union(self.pinned):
+            _add_to(room, self._counted.get(node_id), -1)
+        return Resource({name: quantity for name, quantity in room.items() if quantity > 0})
 
     def freed(self) -> None:
         """Free capacity may have grown somewhere: forget which sizes found no node."""
@@ -172,10 +249,28 @@ class NodeSet:
         nodes = self.nodes
         reserved = self.reserved
         pinned = self.pinned
-        for _, node_id in self._order:
+        candidates = self._with_room if _asks_some(resource) else self._order
+        for _, node_id in candidates:
             node = nodes[node_id]
             if node.schedulable and resource.fits_within_strict(node.available) \
                     and node_id not in reserved and node_id not in pinned:
                 return node
         self._unfit.add(resource)
         return None
+
+
+
+def _asks_some(resource: Resource) -> bool:
+    """Whether `resource` asks a positive quantity of something (then only a node with room
+    can take it)."""
+    return any(quantity > 0 for quantity in resource.values())
+
+
+def _add_to(total: dict[str, int], resource: Resource | None, sign: int) -> None:
+    """Add (`sign` 1) or subtract (-1) the positive quantities of `resource` to the per-name
+    `total` in place (a node shrunk below what it holds has a negative room, which gives
+    nothing to the others)."""
+    if resource is not None:
+        for name, quantity in resource.items():
+            if quantity > 0:
+                total[name] = total.get(name, 0) + sign * quantity

@@ -32,15 +32,9 @@ def _usable(nodes: NodeSet, node: Node, owner: str) -> bool:
 
 def free_room(nodes: NodeSet, owner: str = "") -> Resource:
     """The room left on the nodes application `owner` may use, summed: a set of asks whose
-    total exceeds it cannot be placed (the converse needs `plan`)."""
-    room: dict[str, int] = {}
-    for node in nodes.nodes.values():
-        if not _usable(nodes, node, owner):
-            continue
-        for name, quantity in node.available.items():
-            if quantity > 0:
-                room[name] = room.get(name, 0) + quantity
-    return Resource(room)
+    total exceeds it cannot be placed (the converse needs `plan`). The node set keeps the sum
+    (`NodeSet.free_room`), so this costs the reserved nodes, not all of them."""
+    return nodes.free_room(owner)
 
 
 def _how_many(size: Resource, room: dict[str, int]) -> int:
