@@ -227,9 +227,10 @@ class Backlog:
         """Whether the end of a cycle would pass `app` over until one of its counters moves:
         every ask waits for a queue's application count (which that step never offers to
         reservation or preemption), for a user or group limit whose counter is unmoved (the
-        step only looks again at those whose counter moved), or for a queue's maximum that
-        has not moved where no preemption can help (no reservation is made above a queue's
-        maximum)."""
+        step only looks again at those whose counter moved), for a queue's maximum that has
+        not moved where no preemption can help (no reservation is made above a queue's
+        maximum), or for room on the nodes where no preemption can help and the application
+        is placed whole (it reserves no node: one node cannot hold all its asks)."""
         for pending in app.asks.values():
             wait = pending.wait
             if wait is None:
@@ -242,6 +243,8 @@ class Backlog:
             if wait.kind in ("user", "group"):
                 continue
             if wait.is_queue_maximum and not self._may_preempt(app):
+                continue
+            if wait.kind == "node" and app.placed_whole and not self._may_preempt(app):
                 continue
             return False
         return True

@@ -228,3 +228,41 @@ def test_removed_applications_leave_the_limit_held_index(start_scheduler) -> Non
         assert s.why_pending(f"u{i}-job").kind == "user"
         s.remove_application(f"u{i}-job")
     assert backlog.limit_held_count() <= 2048, "removed jobs stayed in the index"
+
+
+@pytest.mark.parametrize("exhaustive", [False, True], ids=["indexed", "reference"])
+def test_jobs_placed_whole_waiting_for_room_are_not_looked_at(
+        start_scheduler, clock, monkeypatch, exhaustive: bool) -> None:
+    """A job placed whole reserves no node, so with nothing that may preempt the end of a
+    cycle has nothing to offer it while it waits for room: on a machine of unit nodes its
+    backlog costs nothing per cycle (the reference mode still looks at every pending job)."""
+    from quotactor.scheduler.application import ALL_OR_NOTHING
+
+    whole = {ALL_OR_NOTHING: "true"}
+    s = start_scheduler(ROOM, options=SchedulerOptions(exhaustive_retries=exhaustive))
+    for i in range(8):
+        s.add_node(f"n{i}", ONE)
+    s.submit("holder", UserGroup("bob"), queue="root.work", tags=whole,
+             asks=[Ask(f"h{i}", ONE) for i in range(8)])
+    for i in range(200):
+        s.submit(f"wide-{i}", UserGroup(f"u{i}"), queue="root.work", tags=whole,
+                 asks=[Ask(f"k{t}", ONE) for t in range(2 + i % 3)])
+    assert len(s.schedule()) == 8
+    clock.advance(5)
+    s.schedule()
+    sizes = _handed(monkeypatch)
+    for i in range(50):  # new jobs keep coming: a cycle each, and the nodes stay full
+        s.submit(f"late-{i}", UserGroup(f"v{i}"), queue="root.work", tags=whole,
+                 asks=[Ask("a", ONE), Ask("b", ONE)])
+        clock.advance(1)
+        assert s.schedule() == []
+    if exhaustive:
+        assert min(sizes) >= 200
+    else:
+        assert sum(sizes) == 0, "jobs placed whole waiting for room were looked at"
+    assert s.why_pending("wide-199").kind == "node"
+    assert s.why_pending("late-49").kind == "node"
+    s.remove_application("holder")
+    made = s.schedule()
+    # 2 + 3 tasks; wide-2's 4 do not fit the 3 nodes left, wide-3's 2 do
+    assert {a.application_id for a in made} == {"wide-0", "wide-1", "wide-3"}
