@@ -37,7 +37,7 @@ from quotactor.scheduler import Scheduler, VirtualClock
 from quotactor.sim.cluster import ClusterSpec, uniform_cluster
 from quotactor.sim.demo import DEMO_GROUPS, DEMO_TRACE, demo_config_text, demo_workload
 from quotactor.sim.jobs import Workload
-from quotactor.sim.replay import ReplayOptions, replay
+from quotactor.sim.replay import PLACEMENTS, Placement, ReplayOptions, replay
 from quotactor.sim.swf import read_swf
 from quotactor.sim.synthetic import generate, parse_synthetic
 
@@ -106,11 +106,12 @@ def shapes(processors: int, wanted: list[str]) -> list[tuple[str, ClusterSpec]]:
     return [made[name] for name in wanted]
 
 
-def timed(trace: Trace, cluster: ClusterSpec, jobs: int) -> Timing:
+def timed(trace: Trace, cluster: ClusterSpec, jobs: int, placement: Placement) -> Timing:
     workload = _first(trace.workload, jobs)
+    options = ReplayOptions(progress=False, placement=placement)
     with Scheduler.start(trace.config, clock=VirtualClock(workload.jobs[0].submit)) as sched:
         wall, cpu = time.perf_counter(), time.process_time()
-        result = replay(sched, workload, cluster, ReplayOptions(progress=False))
+        result = replay(sched, workload, cluster, options)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     return Timing(len(workload.jobs), wall, cpu, result.everybody.never_started)
 
@@ -121,7 +122,8 @@ def _load() -> str:
 
 def run(args: argparse.Namespace) -> str:
     prefixes = tuple(int(p) for p in args.prefixes.split(","))
-    lines = [f"Machine: {machine()}; load average (1/5/15 min) at start {_load()}.", ""]
+    lines = [f"Machine: {machine()}; load average (1/5/15 min) at start {_load()}; "
+             f"placement {args.placement}.", ""]
     lines += header("trace", "shape", "jobs", "never", "wall s", "CPU s", "wall ms/job",
                     "CPU ms/job", *(f"CPU ms/job {p} %" for p in prefixes), "load after")
     for trace in traces(args):
@@ -129,7 +131,7 @@ def run(args: argparse.Namespace) -> str:
             per_prefix: dict[int, Timing] = {}
             for percent in prefixes:
                 jobs = max(1, len(trace.workload.jobs) * percent // 100)
-                per_prefix[percent] = timed(trace, cluster, jobs)
+                per_prefix[percent] = timed(trace, cluster, jobs, args.placement)
                 print(f"{trace.name} {shape} {percent}%: {per_prefix[percent]}",
                       file=sys.stderr, flush=True)
             whole = per_prefix[max(prefixes)]
@@ -157,6 +159,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--jobs", type=int, help="only the first N jobs of every trace")
     parser.add_argument("--prefixes", default=",".join(map(str, PREFIXES)),
                         help="percentages of each trace to replay (default 10,25,50,100)")
+    parser.add_argument("--placement", choices=PLACEMENTS, default=ReplayOptions().placement,
+                        help="how a parallel job's tasks are placed (default: the replay's)")
     parser.add_argument("--shape", action="append", choices=("one node", "unit nodes"),
                         help="only this shape (repeatable; default both)")
     args = parser.parse_args(argv)
