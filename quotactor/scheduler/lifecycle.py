@@ -14,19 +14,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from quotactor.core.resources import Resource
 from quotactor.scheduler.allocation import Allocation
 from quotactor.scheduler.application import Application
+from quotactor.scheduler.node import Node
 from quotactor.scheduler.states import ApplicationState, Trigger, next_state
 
 if TYPE_CHECKING:
     from quotactor.scheduler.context import PartitionCore
     from quotactor.scheduler.releases import Termination
+    from quotactor.scheduler.timers import Deadline
 
 __all__ = [
     "after_release",
     "ask_release",
+    "release_all",
     "drop_asks",
     "finish",
+    "next_placeholder_timeout",
     "placeholder_timeout",
     "release",
     "run_deadlines",
@@ -100,6 +105,16 @@ def run_deadlines(p: PartitionCore) -> None:
             _state_timeout(p, app, due.when)
 
 
+def next_placeholder_timeout(p: PartitionCore) -> float | None:
+    """When the earliest placeholder timeout still armed is due (None: no gang holds
+    placeholders on a timer). Timers their application cleared are dropped on the way."""
+    def armed(due: Deadline) -> bool:
+        app = p.apps.get(due.application_id)
+        return app is not None and app.seq == due.owner and due.token == app.placeholder_token
+
+    return p.deadlines.next_due("placeholder", armed)
+
+
 def _state_timeout(p: PartitionCore, app: Application, at: float) -> None:
     if app.state is S.STARTING:
         transition(p, app, Trigger.RUN, "starting timeout", at)
@@ -137,6 +152,42 @@ def release(p: PartitionCore, app: Application, key: str, *, timed_out: bool, re
                 node=allocation.node_id, reason=reason)
     after_release(p, app, allocation.placeholder, now)
     return allocation
+
+
+def release_all(p: PartitionCore, app: Application, *, reason: str) -> None:
+    """Remove every allocation of `app` (it is being removed or fails): nodes first, then one
+    refund of the total from user, group and queues, ending the app there, then the state,
+    as `release` of each in turn would leave them."""
+    keys = sorted(app.allocations)
+    if not keys:
+        return
+    now = p.now()
+    total = Resource()
+    placeholders = False
+    touched: dict[str, Node] = {}
+    for key in keys:
+        allocation = app.remove_allocation(key)
+        p.releases.settle(app.application_id, key)
+        node = p.nodes.nodes.get(allocation.node_id)
+        if node is not None:
+            node.remove(app.application_id, key)
+            touched[node.node_id] = node
+        if allocation.placeholder:
+            placeholders = True
+            app.count_timed_out(allocation.task_group)
+        total = total + allocation.resource
+        app.note(now, "released", f"{key} on {allocation.node_id} {allocation.resource}: "
+                 f"{reason}")
+    for node in touched.values():
+        p.nodes.changed(node)
+    p.nodes.freed()
+    p.accounting.refund(app, total, remove_app=True)
+    if placeholders:
+        app.placeholder_token += 1
+        p.gang_apps.pop(app.application_id, None)
+    p.log.debug("scheduler.released_all", app=app.application_id, allocations=len(keys),
+                reason=reason)
+    after_release(p, app, placeholders, now)
 
 
 def ask_release(p: PartitionCore, app: Application, key: str, termination: Termination,

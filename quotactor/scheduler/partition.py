@@ -31,6 +31,7 @@ from quotactor.scheduler.lifecycle import (
     drop_asks,
     finish,
     release,
+    release_all,
     run_deadlines,
     transition,
 )
@@ -348,8 +349,7 @@ class Partition:
 
     def _clear(self, app: Application) -> None:
         drop_asks(self, app, list(app.asks), timed_out=True)
-        for key in sorted(app.allocations):
-            release(self, app, key, timed_out=True, reason=f"application {app.state.value}")
+        release_all(self, app, reason=f"application {app.state.value}")
 
     # -- scheduling ------------------------------------------------------------------------
 
