@@ -27,6 +27,7 @@ from quotactor.scheduler.contention import PreemptionVictim
 from quotactor.scheduler.events import Event
 from quotactor.scheduler.gang import Gang
 from quotactor.scheduler.info import ApplicationInfo, QueueInfo, application_info, queue_info
+from quotactor.scheduler.lifecycle import next_placeholder_timeout
 from quotactor.scheduler.options import SchedulerOptions
 from quotactor.scheduler.partition import Partition
 from quotactor.scheduler.reasons import Wait
@@ -333,6 +334,14 @@ class Scheduler:
         with self._lock:
             due = [p.deadlines.next_due() for p in self._partitions.values()]
             due += [p.contention.next_wake for p in self._partitions.values()]
+            known = [d for d in due if d is not None]
+            return min(known) if known else None
+
+    def next_placeholder_timeout(self) -> float | None:
+        """When a gang's placeholders next time out, if any gang holds placeholders (for
+        simulators that jump in time: `next_timer` also names every state timeout)."""
+        with self._lock:
+            due = [next_placeholder_timeout(p) for p in self._partitions.values()]
             known = [d for d in due if d is not None]
             return min(known) if known else None
 

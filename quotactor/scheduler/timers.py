@@ -9,6 +9,7 @@ before each scheduling cycle, which is what makes virtual time deterministic.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -28,10 +29,14 @@ class Deadline:
 
 
 class Deadlines:
-    """A heap of deadlines, popped in time order (then in the order they were set)."""
+    """Deadlines popped in time order (then in the order they were set), whatever their kind.
+
+    Each kind has a heap of its own, so the next deadline of one kind is found without
+    looking at the others (a replay waits for placeholder timeouts, not state timeouts).
+    """
 
     def __init__(self) -> None:
-        self._heap: list[Deadline] = []
+        self._heaps: dict[DeadlineKind, list[Deadline]] = {"state": [], "placeholder": []}
         self._seq = 0
 
     def set(self, when: float, application_id: str, owner: int, kind: DeadlineKind,
@@ -39,13 +44,27 @@ class Deadlines:
         """A deadline for the application `application_id` whose sequence number is `owner`
         (so a later application reusing the ID never receives it)."""
         self._seq += 1
-        heapq.heappush(self._heap, Deadline(when, self._seq, application_id, owner, kind,
-                                            token))
+        heapq.heappush(self._heaps[kind], Deadline(when, self._seq, application_id, owner,
+                                                   kind, token))
 
     def pop_due(self, now: float) -> Deadline | None:
-        if self._heap and self._heap[0].when <= now:
-            return heapq.heappop(self._heap)
-        return None
+        """The earliest deadline due at `now` (removed), or None."""
+        first: list[Deadline] | None = None
+        for heap in self._heaps.values():
+            if heap and heap[0].when <= now and (first is None or heap[0] < first[0]):
+                first = heap
+        return heapq.heappop(first) if first is not None else None
 
-    def next_due(self) -> float | None:
-        return self._heap[0].when if self._heap else None
+    def next_due(self, kind: DeadlineKind | None = None,
+                 armed: Callable[[Deadline], bool] | None = None) -> float | None:
+        """When the earliest deadline (of `kind`, or of any) is due. With `armed`, deadlines
+        of `kind` it rejects are dropped first: they are the ones that would be ignored when
+        due (their application moved on)."""
+        if kind is None:
+            known = [heap[0].when for heap in self._heaps.values() if heap]
+            return min(known) if known else None
+        heap = self._heaps[kind]
+        if armed is not None:
+            while heap and not armed(heap[0]):
+                heapq.heappop(heap)
+        return heap[0].when if heap else None

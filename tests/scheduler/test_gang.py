@@ -200,3 +200,20 @@ def test_the_rest_view_shows_placeholder_progress(start_scheduler) -> None:
     assert view["placeholderData"] == [{"taskGroupName": "workers", "count": 2,
                                         "minResource": ONE, "replaced": 0, "timedout": 0}]
     assert all(a["placeholder"] for a in view["allocations"])
+
+
+def test_the_next_placeholder_timeout_is_that_of_a_gang_still_holding_placeholders(
+    start_scheduler, clock,
+) -> None:
+    s = start_scheduler(CONFIG)
+    s.add_node("n1", {"vcore": 8000})
+    assert s.next_placeholder_timeout() is None
+    s.submit("g1", SUE, queue="root.q", gang=gang(2, ONE, timeout=60))
+    s.schedule()
+    assert s.next_placeholder_timeout() == clock.now() + 60
+    clock.advance(10)
+    for key in ("r1", "r2"):
+        s.add_ask("g1", Ask(key, ONE, task_group="workers"))
+    s.schedule()  # every placeholder replaced: the timer is cleared
+    assert s.next_placeholder_timeout() is None
+    assert s.next_timer() is not None, "the state timers are not placeholder timers"
