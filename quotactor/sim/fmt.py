@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["amount", "duration", "humanize", "quantity", "render_table", "resources_text"]
+__all__ = ["amount", "axis_unit", "duration", "humanize", "is_bytes", "ordered", "percent",
+           "quantity", "render_table", "resources_text", "short_name", "unit_of"]
 
-_GIB = 2**30
+_BINARY = (("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
 
 
 def duration(seconds: float | None) -> str:
@@ -23,22 +24,77 @@ def duration(seconds: float | None) -> str:
     return f"{seconds / 86400:.1f}d"
 
 
+def is_bytes(name: str) -> bool:
+    """Whether resource `name` counts bytes (memory, ephemeral storage, huge pages)."""
+    return name in ("memory", "ephemeral-storage") or name.startswith("hugepages-")
+
+
+def unit_of(name: str) -> str:
+    """The base unit quantities of resource `name` are counted in (as reports store them)."""
+    if name == "vcore":
+        return "millicores"
+    return "bytes" if is_bytes(name) else "count"
+
+
+def ordered(names: Iterable[str]) -> tuple[str, ...]:
+    """Resource names as tables list them: vcore, memory, then the others by name."""
+    first = ("vcore", "memory")
+    unique = set(names)
+    return (*(n for n in first if n in unique), *sorted(unique - set(first)))
+
+
+def short_name(name: str) -> str:
+    """A resource name for a column header: `nvidia.com/gpu` -> `gpu`."""
+    return name.rsplit("/", 1)[-1]
+
+
+def _decimal(value: float) -> str:
+    """At most one decimal, none when it is zero: `535.8`, `64`, `0.5`."""
+    text = f"{value:.1f}"
+    text = text[:-2] if text.endswith(".0") else text
+    return "0" if text == "-0" else text
+
+
 def quantity(name: str, value: int | float | None) -> str:
-    """A resource quantity in the unit people think in: cores for vcore, GiB for memory."""
+    """A quantity of resource `name` (base units) in the unit people think in: cores for
+    vcore (millicores inside), Ki/Mi/Gi/Ti for byte resources, plain counts for the rest
+    (GPUs); at most one decimal everywhere, whole counts without one. `-` for None."""
     if value is None:
         return "-"
     if name == "vcore":
-        return f"{value / 1000:g}"
-    if name == "memory":
-        return f"{value / _GIB:.1f}Gi"
-    return f"{value:g}"
+        return _decimal(value / 1000)
+    if is_bytes(name):
+        for suffix, size in _BINARY:
+            if abs(value) >= size:
+                return f"{_decimal(value / size)}{suffix}"
+        return _decimal(value)
+    return _decimal(value)
+
+
+def axis_unit(name: str, largest: float) -> tuple[float, str]:
+    """(divisor, label) for a plot axis of resource `name` whose values reach `largest`
+    (base units): cores for vcore, the binary unit that suits `largest` for bytes."""
+    if name == "vcore":
+        return 1000.0, "cores"
+    if is_bytes(name):
+        for suffix, size in _BINARY:
+            if largest >= size:
+                return float(size), f"{short_name(name)} ({suffix})"
+        return 1.0, f"{short_name(name)} (bytes)"
+    return 1.0, short_name(name)
+
+
+def percent(share: float) -> str:
+    """A share (0 to 1) as a percentage: whole points, one decimal below 10 %, so that a
+    small nonzero share never reads as 0 (`47%`, `2.5%`, `<0.1%`, `0%`)."""
+    if share <= 0 or share >= 0.1:
+        return f"{share:.0%}"
+    return "<0.1%" if share < 0.0005 else f"{share:.1%}"
 
 
 def amount(name: str, value: int | float) -> str:
-    """`32 vcore`, `4Gi memory`, `3 gpu`: a quantity with its unit, for sentences."""
-    if name == "memory":
-        gib = value / _GIB
-        return f"{gib:.0f}Gi memory" if gib == int(gib) else f"{gib:.1f}Gi memory"
+    """`32 vcore`, `4Gi memory`, `3 nvidia.com/gpu`: a quantity with its name, for
+    sentences."""
     return f"{quantity(name, value)} {name}"
 
 
