@@ -9,7 +9,7 @@ had run, in core-hours.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -40,6 +40,8 @@ class PreemptionStats:
     work_lost_core_hours: float = 0.0
     reserved_node_hours: float = 0.0
     reservations: int = 0
+    work_lost: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    """Per resource, quantity-seconds (base units) of the runs that were lost."""
 
     def to_json(self) -> dict[str, object]:
         return {"victims": self.victims, "restarted": self.restarted, "killed": self.killed,
@@ -47,7 +49,8 @@ class PreemptionStats:
                 "byQueue": dict(self.by_queue),
                 "workLostCoreHours": round(self.work_lost_core_hours, 3),
                 "reservedNodeHours": round(self.reserved_node_hours, 3),
-                "reservations": self.reservations}
+                "reservations": self.reservations,
+                "workLostQuantitySeconds": {k: round(v, 3) for k, v in self.work_lost.items()}}
 
 
 class PreemptionTally:
@@ -60,6 +63,7 @@ class PreemptionTally:
         self.restarted = 0
         self.killed = 0
         self.lost = 0.0
+        self.lost_work: defaultdict[str, float] = defaultdict(float)
 
     def victim(self, user: str, group: str | None, queue: str) -> None:
         self.by_user[user] += 1
@@ -70,6 +74,8 @@ class PreemptionTally:
     def lost_run(self, total: Resource, ran_seconds: float) -> None:
         """A running job lost everything it had run."""
         self.lost += total.get("vcore", 0) / 1000 * ran_seconds / 3600
+        for name, quantity in total.items():
+            self.lost_work[name] += quantity * ran_seconds
 
     def stats(self, counts: Mapping[str, float]) -> PreemptionStats:
         return PreemptionStats(
@@ -77,4 +83,5 @@ class PreemptionTally:
             by_user=_frozen(self.by_user), by_group=_frozen(self.by_group),
             by_queue=_frozen(self.by_queue), work_lost_core_hours=self.lost,
             reserved_node_hours=counts.get("reservedSeconds", 0.0) / 3600,
-            reservations=int(counts.get("reservations", 0)))
+            reservations=int(counts.get("reservations", 0)),
+            work_lost=MappingProxyType(dict(sorted(self.lost_work.items()))))

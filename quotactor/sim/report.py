@@ -2,7 +2,10 @@
 
 The report holds what a reader needs to judge a configuration without rerunning it: the
 figures per user and group, the limits that applied, peaks per queue, the jobs that never
-ran, and the credit due to the trace's contributor. Keys follow YuniKorn's camelCase.
+ran, every resource's capacity, peak and utilization split (and per node class when the
+nodes differ), and the credit due to the trace's contributor. Keys follow YuniKorn's
+camelCase. Quantities are in base units, named per resource under `units` (vcore in
+millicores, memory in bytes); the `...Text` fields repeat them in human units.
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ from typing import Any
 
 from quotactor.core.resources import Resource
 from quotactor.sim.citation import acknowledgement
+from quotactor.sim.fmt import ordered, quantity, unit_of
 from quotactor.sim.limits import LimitLine
 from quotactor.sim.result import SimulationResult
-from quotactor.sim.stats import EntityStats
+from quotactor.sim.stats import EntityStats, highest, lowest
+from quotactor.sim.utilization import ResourceUse, class_use, resource_names, resource_use
 from quotactor.sim.whatif import WhatIf, analyse
 
 __all__ = ["JOBS_FILE", "REPORT_FILE", "build_report", "stats_json", "what_if_json",
@@ -67,8 +72,8 @@ def build_report(result: SimulationResult) -> dict[str, Any]:
             "badLines": workload.bad_lines,
             "problems": [str(p) for p in workload.problems],
         },
-        "cluster": {"nodes": len(result.cluster.nodes),
-                    "capacity": result.cluster.capacity.to_dict()},
+        "units": {name: unit_of(name) for name in resource_names(result)},
+        "cluster": _cluster_json(result),
         "virtualSeconds": round(result.end_time - result.start_time, 3),
         "totals": stats_json(result.everybody),
         "groups": [stats_json(g, result.group_limits.get(g.name, ())) for g in result.groups],
@@ -81,14 +86,19 @@ def build_report(result: SimulationResult) -> dict[str, Any]:
         "leftoverUsage": {k: v.to_dict() for k, v in sorted(result.leftover.items())},
         **what_if_json(analyse(result)),
     }
+    uses = resource_use(result)
+    primary = next((u for u in uses if u.name == result.primary_resource), None)
+    if primary is not None:
+        report["utilizationSplit"] = {"resource": primary.name, **_use_json(primary)["utilization"]}
+    report["resources"] = [_use_json(u) for u in uses]
     credit = acknowledgement(workload.header, workload.source)
     if credit:
         report["acknowledgement"] = credit
     if result.quota_tracks:
         report["quotaGroups"] = [
             {"name": t.name, "min": t.min.to_dict(), "max": t.max.to_dict(),
-             "peakUsed": _peak(t.used).to_dict(), "peakRuntime": _peak(t.runtime).to_dict(),
-             "lowestRuntime": _low(t.runtime).to_dict()}
+             "peakUsed": highest(t.used).to_dict(), "peakRuntime": highest(t.runtime).to_dict(),
+             "lowestRuntime": lowest(t.runtime).to_dict()}
             for t in result.quota_tracks]
     report["performance"] = result.performance.to_json()
     return report
@@ -117,18 +127,38 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
-def _peak(values: tuple[Resource, ...]) -> Resource:
-    top = Resource()
-    for value in values:
-        top = top.component_max(value)
-    return top
+def _text(resources: Resource) -> dict[str, str]:
+    return {n: quantity(n, resources[n]) for n in ordered(resources)}
 
 
-def _low(values: tuple[Resource, ...]) -> Resource:
-    low = values[0] if values else Resource()
-    for value in values:
-        low = low.component_min(value)
-    return low
+def _cluster_json(result: SimulationResult) -> dict[str, Any]:
+    """Nodes and capacity (base units and human text); per node class when nodes differ."""
+    cluster = result.cluster
+    out: dict[str, Any] = {"nodes": len(cluster.nodes), "capacity": cluster.capacity.to_dict(),
+                           "capacityText": _text(cluster.capacity)}
+    classes = class_use(result)
+    if len(classes) > 1:
+        out["nodeClasses"] = [
+            {"name": c.name, "nodes": len(c.node_ids), "perNode": c.per_node.to_dict(),
+             "perNodeText": _text(c.per_node), "capacity": c.capacity.to_dict(),
+             "utilization": {n: round(v, 4) for n, v in shares.items()}}
+            for c, shares in classes]
+    return out
+
+
+def _use_json(use: ResourceUse) -> dict[str, Any]:
+    """One resource's capacity, peak and split (shares of capacity x span, and the
+    quantity-seconds behind them in the resource's base unit)."""
+    return {"name": use.name, "unit": unit_of(use.name), "capacity": use.capacity,
+            "capacityText": quantity(use.name, use.capacity), "peakUsed": use.peak,
+            "peakUsedText": quantity(use.name, use.peak),
+            "utilization": {"busy": round(use.busy_share, 4),
+                            "lost": round(use.lost_share, 4),
+                            "reservedIdle": round(use.reserved_share, 4),
+                            "allocated": round(use.allocated_share, 4)},
+            "quantitySeconds": {"busy": round(use.busy, 3), "lost": round(use.lost, 3),
+                                "reservedIdle": round(use.reserved, 3),
+                                "allocated": round(use.allocated, 3)}}
 
 
 def write_report(result: SimulationResult, out_dir: Path) -> Path:

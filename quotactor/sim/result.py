@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from quotactor.core.resources import Resource
 from quotactor.sim.cluster import ClusterSpec
@@ -94,6 +95,13 @@ class SimulationResult:
     """The quota model replayed: yunikorn, elastic or quotatree."""
     quota_tracks: tuple[QuotaTrack, ...] = ()
     """Per quota group figures over time (models with quota groups only)."""
+    node_class_series: Mapping[str, Series] = field(
+        default_factory=lambda: MappingProxyType({}))
+    """Usage per node class (see `quotactor.sim.utilization.node_classes`), recorded when
+    the cluster's nodes differ and the replay places tasks on nodes; empty otherwise."""
+    queue_max: Mapping[str, Resource] = field(default_factory=dict)
+    """The maximum of each queue that has one at the end of the replay, by path (the
+    YuniKorn model only)."""
 
     @property
     def primary_resource(self) -> str:

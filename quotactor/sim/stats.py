@@ -16,7 +16,7 @@ from quotactor.core.resources import Resource
 from quotactor.sim.outcomes import HELD_KINDS, JobOutcome, JobState
 from quotactor.sim.usage import Series
 
-__all__ = ["EntityStats", "percentile", "summarise"]
+__all__ = ["EntityStats", "highest", "lowest", "percentile", "summarise"]
 
 ALL = "(all)"
 NO_GROUP = "(none)"
@@ -46,6 +46,22 @@ def percentile(values: Sequence[float], share: float) -> float | None:
         return None
     rank = max(1, math.ceil(share * len(values)))
     return values[rank - 1]
+
+
+def highest(values: Iterable[Resource]) -> Resource:
+    """The largest quantity of each resource over `values` (empty for none)."""
+    top = Resource()
+    for value in values:
+        top = top.component_max(value)
+    return top
+
+
+def lowest(values: Sequence[Resource]) -> Resource:
+    """The smallest quantity of each resource over `values` (empty for none)."""
+    low = values[0] if values else Resource()
+    for value in values:
+        low = low.component_min(value)
+    return low
 
 
 def _stats(kind: str, name: str, outcomes: Iterable[JobOutcome],

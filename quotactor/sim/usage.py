@@ -5,18 +5,22 @@ its group and its queue, and the number of their running jobs (a job runs, for t
 from its first allocation to its release). One point is kept per series and timestamp (the
 last value wins), so a job whose hundred tasks start in one cycle adds one point, not a
 hundred.
+
+Given the node classes of a cluster whose nodes differ, the timeline also keeps usage per
+node class (kind `nodeclass`), from the allocations the replay reports per node.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from quotactor.core.resources import Resource
 
-__all__ = ["CLUSTER", "Series", "SeriesKind", "UsageTimeline"]
+__all__ = ["CLUSTER", "Series", "SeriesKind", "UsageTimeline", "accumulated", "combined"]
 
-SeriesKind = Literal["user", "group", "queue", "cluster"]
+SeriesKind = Literal["user", "group", "queue", "cluster", "nodeclass"]
 CLUSTER = "cluster"
 
 
@@ -49,6 +53,38 @@ class Series:
         return total
 
 
+def combined(kind: SeriesKind, name: str, parts: Iterable[Series]) -> Series:
+    """The sum of step functions `parts` (usage and running jobs) as one series, with a
+    point wherever any part changes."""
+    changes: dict[float, tuple[Resource, int]] = {}
+    for part in parts:
+        before, running = Resource(), 0
+        for when, value, count in zip(part.times, part.values, part.running, strict=True):
+            delta, apps = changes.get(when, (Resource(), 0))
+            changes[when] = (delta + (value - before), apps + count - running)
+            before, running = value, count
+    return accumulated(kind, name, changes)
+
+
+def accumulated(kind: SeriesKind, name: str,
+                changes: Mapping[float, tuple[Resource, int]]) -> Series:
+    """The step function that starts at zero and changes by `changes[t]` (usage, running
+    jobs) at each time t."""
+    current, apps = Resource(), 0
+    times: list[float] = []
+    values: list[Resource] = []
+    counts: list[int] = []
+    for when in sorted(changes):
+        delta, more = changes[when]
+        current, apps = current + delta, apps + more
+        times.append(when)
+        values.append(current)
+        counts.append(apps)
+    if not times:
+        return Series(kind, name, (0.0,), (Resource(),), (0,))
+    return Series(kind, name, tuple(times), tuple(values), tuple(counts))
+
+
 class _Track:
     __slots__ = ("apps", "current", "running", "times", "values")
 
@@ -74,8 +110,37 @@ class _Track:
 class UsageTimeline:
     """Current and historical usage of every user, group and queue a replay touched."""
 
-    def __init__(self) -> None:
+    def __init__(self, node_class: Mapping[str, str] | None = None) -> None:
+        """`node_class` maps node ids to class names: usage per class is kept only when
+        it is given (and not empty)."""
         self._tracks: dict[tuple[SeriesKind, str], _Track] = {}
+        self._node_class = dict(node_class or {})
+        self._on_nodes: dict[str, dict[str, Resource]] = {}
+
+    @property
+    def tracks_nodes(self) -> bool:
+        """Whether allocations per node are recorded (the timeline was given classes)."""
+        return bool(self._node_class)
+
+    def on_node(self, now: float, app_id: str, node_id: str, delta: Resource) -> None:
+        """An allocation of `app_id` on `node_id` (negative `delta`: a release of one), for
+        the usage of the node's class; nothing when no classes were given."""
+        if not self._node_class:
+            return
+        held = self._on_nodes.setdefault(app_id, {})
+        left = held.get(node_id, Resource()) + delta
+        if left:
+            held[node_id] = left
+        else:
+            held.pop(node_id, None)
+            if not held:
+                del self._on_nodes[app_id]
+        self._track("nodeclass", self._node_class.get(node_id, node_id)).add(now, delta, 0)
+
+    def off_nodes(self, now: float, app_id: str) -> None:
+        """Everything `app_id` still holds on nodes is released at `now`."""
+        for node_id, held in self._on_nodes.pop(app_id, {}).items():
+            self._track("nodeclass", self._node_class.get(node_id, node_id)).add(now, -held, 0)
 
     def change(self, now: float, user: str, group: str | None, queue: str,
                delta: Resource, apps: int = 0) -> None:

@@ -22,6 +22,7 @@ from quotactor.sim.outcomes import JobOutcome, JobState
 from quotactor.sim.preemptions import PreemptionStats
 from quotactor.sim.result import SimulationResult
 from quotactor.sim.stats import percentile
+from quotactor.sim.utilization import busy_work
 
 __all__ = ["BOUND_SECONDS", "QueueFigures", "WhatIf", "analyse", "jain"]
 
@@ -52,6 +53,7 @@ class WhatIf:
     """Obstacle, seconds held, jobs held: most first."""
     queues: tuple[QueueFigures, ...]
     utilization: float
+    """The busy share of the primary resource: completed work / (capacity x span)."""
     fairness_users: float | None
     fairness_groups: float | None
     mean_slowdown: float | None
@@ -143,7 +145,7 @@ def analyse(result: SimulationResult) -> WhatIf:
     resource = result.primary_resource
     capacity = float(result.cluster.capacity.get(resource, 0))
     span = max(result.end_time - result.start_time, 1e-9)
-    used = result.total_series.integral(resource, result.end_time)
+    busy = busy_work(result).get(resource, 0.0)
     size = _size(result)
     slowdowns = _slowdowns(result.outcomes)
     return WhatIf(
@@ -151,7 +153,7 @@ def analyse(result: SimulationResult) -> WhatIf:
         rejected_causes=tuple(sorted(rejected.items(), key=lambda t: (-t[1], t[0]))),
         held_by=held_by,
         queues=_queues(result),
-        utilization=used / (capacity * span) if capacity else 0.0,
+        utilization=busy / (capacity * span) if capacity else 0.0,
         fairness_users=jain(_service_shares(result.outcomes, size, "user")),
         fairness_groups=jain(_service_shares(result.outcomes, size, "group")),
         mean_slowdown=sum(slowdowns) / len(slowdowns) if slowdowns else None,
