@@ -21,7 +21,7 @@ from quotactor.sim.cluster import ClusterError, ClusterSpec, load_cluster, unifo
 from quotactor.sim.compare import format_comparison
 from quotactor.sim.jobs import Workload, WorkloadError
 from quotactor.sim.model_runs import MODELS, ModelRun, load_model_runs
-from quotactor.sim.replay import PLACEMENTS, ReplayOptions
+from quotactor.sim.replay import GANG_STYLES, PLACEMENTS, ReplayOptions
 from quotactor.sim.result import SimulationResult
 from quotactor.sim.session import (
     ConfigRun,
@@ -77,9 +77,16 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     _cluster_args(simulate)
     simulate.add_argument("--placement", choices=PLACEMENTS, default=PLACEMENTS[0],
                           help="a parallel job's tasks: all at once or none (whole, default: "
-                               "as the machine's own scheduler and co-scheduling do) or one "
+                               "as the machine's own scheduler and co-scheduling do), one "
                                "by one (tasks, as YuniKorn places pods; partly placed jobs "
-                               "can deadlock)")
+                               "can deadlock), or as a YuniKorn gang (gang: placeholders hold "
+                               "capacity until all are placed or they time out)")
+    simulate.add_argument("--gang-style", choices=GANG_STYLES, metavar="{Soft,Hard}",
+                          help="--placement gang: when the placeholders time out, the job "
+                               "goes on task by task (Soft, default) or is given up (Hard)")
+    simulate.add_argument("--gang-timeout", type=_timeout, metavar="SECONDS",
+                          help="--placement gang: seconds placeholders wait for the rest of "
+                               "their gang (default 900, as YuniKorn)")
     simulate.add_argument("--packing", choices=("dense", "none"), default="dense",
                           help="tasks per ask: as many as fit on a node (dense, default) or one")
     simulate.add_argument("--no-reservations", dest="reservations", action="store_false",
@@ -169,6 +176,14 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _timeout(text: str) -> float:
+    """A positive, finite number of seconds."""
+    value = _seconds(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text!r}")
+    return value
+
+
 def _cluster(args: argparse.Namespace) -> ClusterSpec:
     if args.cluster is not None:
         if args.nodes is not None:
@@ -210,6 +225,12 @@ def run_simulate(args: argparse.Namespace) -> int:
         print("quotactor simulate: give --config QUEUES.yaml (or --target URL)",
               file=sys.stderr)
         return 2
+    gang = {k: v for k, v in (("gang_style", args.gang_style),
+                              ("gang_timeout", args.gang_timeout)) if v is not None}
+    if gang and args.placement != "gang":
+        print("quotactor simulate: --gang-style and --gang-timeout need --placement gang",
+              file=sys.stderr)
+        return 2
     paths: list[Path] = list(args.config) + ([args.compare] if args.compare else [])
     try:
         args.parsed_checks = [parse_check(text) for text in args.check]
@@ -243,7 +264,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     options = ReplayOptions(partition=args.partition, placement=args.placement,
                             packing=args.packing, kill_preempted=args.kill_preempted,
                             preemption_grace=args.preemption_grace,
-                            reservations=args.reservations)
+                            reservations=args.reservations, **gang)
     return _run(args, all_runs, workload, cluster, options, _simulate_preamble(workload))
 
 

@@ -30,6 +30,17 @@ nothing runs any more and such jobs still hold allocations, nothing will ever be
 them: they are deadlocked. The replay then does what an operator would do, it kills them
 (`never-started`, reason `deadlock`, with the capacity they held idle) so the rest of the
 trace can run.
+
+With `placement="gang"` a job of several asks is a YuniKorn gang: one task group per ask size,
+whose placeholders the scheduler places first. The replay acts as YuniKorn's shim: it adds
+the job's real asks (each naming its task group) only once every placeholder is placed, and
+the scheduler then swaps each placeholder for a real ask in its place. Placeholders hold
+capacity (it shows in the usage, as capacity reserved) but the job starts only when its last
+real ask is placed. If the gang is not whole when its placeholder timeout passes, its
+placeholders are released: a `Soft` gang goes on as a normal application, its asks placed one
+by one (and may then deadlock like any partly placed job); a `Hard` one fails, and the job is
+given up with the gang timeout as its reason. A job holding placeholders is never called
+deadlocked: its timeout is what frees them, and the replay wakes for it.
 """
 
 from __future__ import annotations
@@ -40,16 +51,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from quotactor.core.errors import InvalidRequest
 from quotactor.core.identity import UserGroup
 from quotactor.core.queue_path import ancestors, parse_queue_path
 from quotactor.core.resources import Resource
 from quotactor.logs import get_logger
 from quotactor.scheduler import ApplicationState, Ask, Scheduler, VirtualClock
 from quotactor.scheduler.application import ALL_OR_NOTHING
+from quotactor.scheduler.gang import DEFAULT_PLACEHOLDER_TIMEOUT, Gang, GangStyle, TaskGroup
 from quotactor.scheduler.reasons import Wait, WaitKind
 from quotactor.sim.blame import FULL_NODES, Counterfactual
 from quotactor.sim.cluster import ClusterSpec
-from quotactor.sim.fmt import humanize, resources_text
+from quotactor.sim.fmt import duration, humanize, resources_text
 from quotactor.sim.jobs import Job, Workload
 from quotactor.sim.limits import group_limits, user_limits
 from quotactor.sim.outcomes import OutcomeRecorder
@@ -60,16 +73,18 @@ from quotactor.sim.result import Performance, SimulationResult
 from quotactor.sim.stats import summarise
 from quotactor.sim.usage import UsageTimeline
 
-__all__ = ["PLACEMENTS", "Placement", "ReplayOptions", "replay"]
+__all__ = ["GANG_STYLES", "PLACEMENTS", "Placement", "ReplayOptions", "replay"]
 
 log = get_logger()
 
 
-Placement = Literal["whole", "tasks"]
+Placement = Literal["whole", "tasks", "gang"]
 """How a job of several asks is placed: `whole`, all its asks at once or none (the scheduler's
-all-or-nothing applications); `tasks`, ask by ask as YuniKorn places pods."""
+all-or-nothing applications); `tasks`, ask by ask as YuniKorn places pods; `gang`, as a
+YuniKorn gang whose placeholders hold capacity until the gang is whole or times out."""
 
-PLACEMENTS: tuple[Placement, ...] = ("whole", "tasks")
+PLACEMENTS: tuple[Placement, ...] = ("whole", "tasks", "gang")
+GANG_STYLES: tuple[GangStyle, ...] = ("Soft", "Hard")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +97,8 @@ class ReplayOptions:
     each release `preemption_grace` seconds after the scheduler asks, and a preempted job
     restarts (its work lost) or, with `kill_preempted`, is killed. `reservations` False starts
     the scheduler with no node reservations (see `SchedulerOptions.reservations`).
+    `gang_style` and `gang_timeout` (seconds, positive) are those of every gang (placement
+    `gang` only); `InvalidRequest` names a bad one.
     """
 
     partition: str = ""
@@ -93,13 +110,31 @@ class ReplayOptions:
     preemption_grace: float = 0.0
     kill_preempted: bool = False
     reservations: bool = True
+    gang_style: GangStyle = "Soft"
+    gang_timeout: float = DEFAULT_PLACEHOLDER_TIMEOUT
+
+    def __post_init__(self) -> None:
+        if self.gang_style not in GANG_STYLES:
+            raise InvalidRequest(f"gang_style must be Soft or Hard, got {self.gang_style!r}")
+        if not 0 < self.gang_timeout < float("inf"):
+            raise InvalidRequest(f"gang_timeout must be a positive number of seconds, got "
+                                 f"{self.gang_timeout!r}")
+
+    @property
+    def placement_text(self) -> str:
+        """The placement as a report names it: `whole`, `tasks`, or `gang (Soft, placeholders
+        time out after 15.0m)`."""
+        if self.placement != "gang":
+            return self.placement
+        return (f"gang ({self.gang_style}, placeholders time out after "
+                f"{duration(self.gang_timeout)})")
 
 
 class _Running:
     """A submitted job: what it still waits for, what it holds, where it was placed."""
 
-    __slots__ = ("asks", "end_seq", "group", "held", "held_since", "idle", "job", "missing",
-                 "queue", "started_at")
+    __slots__ = ("asks", "end_seq", "gang", "group", "held", "held_back", "held_since", "idle",
+                 "job", "missing", "placeholders", "queue", "reserved", "started_at")
 
     def __init__(self, job: Job, asks: Mapping[str, Resource]) -> None:
         self.job = job
@@ -114,6 +149,30 @@ class _Running:
         self.queue = ""
         self.started_at: float | None = None
         self.end_seq = -1
+        self.gang: Gang | None = None
+        self.held_back: tuple[Ask, ...] = ()
+        """A gang's real asks, added once all its placeholders are placed (or they time
+        out, for a Soft gang)."""
+        self.placeholders: dict[str, int] = {}
+        """Placeholders held, by task group."""
+        self.reserved = Resource()
+        """What the placeholders hold (part of `held`)."""
+
+    def wanted(self) -> tuple[Resource, ...]:
+        """The sizes still to be placed for the job to start: its asks not placed, less
+        those its placeholders already hold room for."""
+        covered = dict(self.placeholders)
+        sizes: list[Resource] = []
+        for ask in self.held_back:
+            if covered.get(ask.task_group, 0) > 0:
+                covered[ask.task_group] -= 1
+            else:
+                sizes.append(ask.resource)
+        return tuple(sizes) if self.held_back else tuple(self.asks.values())
+
+    def whole(self) -> bool:
+        """Whether every placeholder of the job's gang is placed (its real asks may come)."""
+        return self.gang is not None and self.reserved == self.gang.placeholder_total
 
     def hold(self, now: float, held: Resource) -> None:
         """From `now` on the job holds `held`; what it held until now counts as idle while
@@ -151,6 +210,8 @@ class _Replay:
         self.timeline = UsageTimeline()
         self.running: dict[str, _Running] = {}
         self.waiting: dict[str, _Running] = {}
+        self.reserving: dict[str, _Running] = {}
+        """The waiting jobs whose gang holds placeholders."""
         self.ends: list[tuple[float, int, str]] = []
         self.largest = max((n.capacity for n in cluster.nodes),
                            key=lambda c: (sum(c.values()), sorted(c.items())))
@@ -176,10 +237,11 @@ class _Replay:
         now = jobs[0].submit
         seq = 0
         try:
-            while index < len(jobs) or self.ends or self.confirms:
+            while index < len(jobs) or self.ends or self.confirms \
+                    or self._placeholder_wake() < float("inf"):
                 next_arrival = jobs[index].submit if index < len(jobs) else float("inf")
                 now = min(next_arrival, self.ends[0][0] if self.ends else float("inf"),
-                          self._next_preemption_event(now))
+                          self._next_preemption_event(now), self._placeholder_wake())
                 self.clock.set(now)
                 while self.confirms and self.confirms[0][0] <= now:
                     _, _, app_id, key = heapq.heappop(self.confirms)
@@ -194,7 +256,8 @@ class _Replay:
                     ended += self._submit(jobs[index], now)
                     index += 1
                 seq = self._cycle(now, seq)
-                if not self.running and any(e.held for e in self.waiting.values()):
+                if not self.running and not self.reserving \
+                        and any(e.held for e in self.waiting.values()):
                     ended += self._break_deadlock(now)
                     seq = self._cycle(now, seq)
                 progress.update(ended, now - jobs[0].submit)
@@ -224,13 +287,18 @@ class _Replay:
         tags: Mapping[str, str] = job.tags
         if self.options.placement == "whole" and len(asks) > 1:
             tags = {**job.tags, ALL_OR_NOTHING: "true"}
+        gang = None
+        if self.options.placement == "gang" and len(asks) > 1:
+            gang, asks = self._gang(job.job_id, asks)
         info = self.scheduler.submit(job.job_id, UserGroup(job.user, job.groups),
                                      queue=job.queue or "", partition=self.partition,
-                                     tags=tags, asks=asks)
+                                     tags=tags, gang=gang, asks=() if gang else asks)
         if info.state is ApplicationState.REJECTED:
             self.recorder.rejected(job.job_id, now, humanize(info.rejected_message))
             return 1
         entry = _Running(job, {ask.key: ask.resource for ask in asks})
+        if gang is not None:
+            entry.gang, entry.held_back = gang, tuple(asks)
         entry.queue = info.queue_path
         entry.group = self._group(job, info.queue_path)
         self.recorder.placed(job.job_id, entry.queue, entry.group)
@@ -242,6 +310,24 @@ class _Replay:
             self._kill(job.job_id, now, f"needs {resources_text(total)}: {cause}", cause)
             return 1
         return 0
+
+    def _gang(self, job_id: str, asks: list[Ask]) -> tuple[Gang, list[Ask]]:
+        """The gang of a job whose asks are `asks`: one task group per ask size (a dense
+        packing's smaller last ask has one of its own), with the replay's style and timeout;
+        and the asks, each naming its task group. The groups' names are chosen so that no
+        placeholder's key (`<job>-<group>-<n>`) is also the key of a real ask."""
+        prefix = "gang"
+        while any(ask.key.startswith(f"{job_id}-{prefix}-") for ask in asks):
+            prefix += "_"
+        names: dict[Resource, str] = {}
+        counts: dict[str, int] = {}
+        tagged: list[Ask] = []
+        for ask in asks:
+            name = names.setdefault(ask.resource, f"{prefix}-{len(names)}")
+            counts[name] = counts.get(name, 0) + 1
+            tagged.append(Ask(ask.key, ask.resource, task_group=name))
+        groups = tuple(TaskGroup(name, counts[name], size) for size, name in names.items())
+        return Gang(groups, self.options.gang_style, self.options.gang_timeout), tagged
 
     def _never_fits(self, job: Job, entry: _Running) -> str | None:
         """The first limit on the job's queue path (leaf to root; user, group, queue) that
@@ -264,19 +350,32 @@ class _Replay:
         return resolved or (job.groups[0] if job.groups else None)
 
     def _cycle(self, now: float, seq: int) -> int:
+        """Schedule at `now` until nothing more happens at this moment: each cycle's
+        allocations are booked (a placeholder as held capacity, a real ask as part of its
+        job, which starts with its last), victims due now are confirmed, gangs whole now get
+        their real asks, and gangs whose placeholders timed out are dealt with."""
         while True:
+            timeout = self._placeholder_wake()
             made = self.scheduler.schedule()
             self.cycles += 1
             self.allocations += len(made)
+            again = False
             for allocation in made:
                 entry = self.waiting.get(allocation.application_id)
                 if entry is None:
                     continue
-                self.timeline.change(now, entry.job.user, entry.group, entry.queue,
-                                     allocation.resource, 0 if entry.held else 1)
                 if not entry.held:
                     self.recorder.leaves_line(entry.job.job_id, now)
-                entry.hold(now, entry.held + allocation.resource)
+                if allocation.placeholder:
+                    self._hold(entry, now, self._reserve(entry, allocation.task_group, 1))
+                    if entry.held_back and entry.whole():
+                        again = True
+                        self._add_held_back(entry)
+                    continue
+                delta = allocation.resource
+                if allocation.placeholder_used:  # in its placeholder's place
+                    delta = delta + self._reserve(entry, allocation.task_group, -1)
+                self._hold(entry, now, delta)
                 entry.asks.pop(allocation.key, None)
                 entry.missing -= 1
                 if entry.missing == 0:
@@ -289,11 +388,13 @@ class _Replay:
                     entry.started_at, entry.end_seq = now, seq
                     heapq.heappush(self.ends, (now + entry.job.duration, seq, job_id))
             self.decisions += len(made) + len(self.waiting)
+            if timeout <= now:
+                again = self._placeholders_timed_out(now) or again
             for request in self.scheduler.release_requests():
                 seq += 1
                 heapq.heappush(self.confirms, (now + self.options.preemption_grace, seq,
                                                request.application_id, request.allocation_key))
-            if not self.confirms or self.confirms[0][0] > now:
+            if not again and (not self.confirms or self.confirms[0][0] > now):
                 break
             while self.confirms and self.confirms[0][0] <= now:
                 _, _, app_id, key = heapq.heappop(self.confirms)
@@ -302,6 +403,78 @@ class _Replay:
         self.blame.refresh(now)
         self._note_pending(now)
         return seq
+
+    def _hold(self, entry: _Running, now: float, delta: Resource) -> None:
+        """From `now` on `entry` holds `delta` more (less, where negative), in the usage too;
+        a job counts there as long as it holds anything."""
+        if not delta:
+            return
+        before = entry.held
+        after = before + delta
+        self.timeline.change(now, entry.job.user, entry.group, entry.queue, delta,
+                             (1 if after else 0) - (1 if before else 0))
+        entry.hold(now, after)
+
+    # -- the shim's side of gangs ------------------------------------------------------------
+
+    def _reserve(self, entry: _Running, task_group: str, count: int) -> Resource:
+        """`entry` holds `count` more placeholders of `task_group` (fewer, where negative);
+        returns the change in what its placeholders hold."""
+        assert entry.gang is not None, "only a gang's job holds placeholders"
+        size = next(g.min_resource for g in entry.gang.task_groups if g.name == task_group)
+        held = entry.placeholders.get(task_group, 0) + count
+        if held:
+            entry.placeholders[task_group] = held
+        else:
+            del entry.placeholders[task_group]
+        change = size.scaled(count)
+        entry.reserved = entry.reserved + change
+        job_id = entry.job.job_id
+        if entry.reserved:
+            self.reserving[job_id] = entry
+        else:
+            self.reserving.pop(job_id, None)
+        return change
+
+    def _add_held_back(self, entry: _Running) -> None:
+        """Add a gang's real asks (its gang is whole, or a Soft gang timed out)."""
+        for ask in entry.held_back:
+            self.scheduler.add_ask(entry.job.job_id, ask, partition=self.partition)
+        entry.held_back = ()
+
+    def _placeholder_wake(self) -> float:
+        """When a gang holding placeholders next times out (infinity: none holds any)."""
+        if not self.reserving:
+            return float("inf")
+        due = self.scheduler.next_placeholder_timeout()
+        return float("inf") if due is None else due
+
+    def _placeholders_timed_out(self, now: float) -> bool:
+        """Book the gangs whose placeholders the scheduler released at their timeout: a Hard
+        gang's job is given up; a Soft gang's real asks are added, to be placed one by one.
+        Returns whether asks were added (so the scheduler has more to place at `now`)."""
+        added = False
+        for job_id in sorted(self.reserving, key=lambda j: self.reserving[j].job.line):
+            entry = self.reserving[job_id]
+            info = self.scheduler.application(job_id, partition=self.partition)
+            if info.placeholder_allocated == entry.reserved:
+                continue
+            gang = entry.gang
+            assert gang is not None, "only a gang's job holds placeholders"
+            held = entry.reserved
+            entry.placeholders.clear()
+            entry.reserved = Resource()
+            del self.reserving[job_id]
+            self._hold(entry, now, -held)
+            if info.state in (ApplicationState.FAILED, ApplicationState.FAILING):
+                self._kill(job_id, now, f"gang timeout: its placeholders held "
+                           f"{resources_text(held)} of {resources_text(gang.placeholder_total)}"
+                           f" when the {duration(gang.timeout)} placeholder timeout passed; a "
+                           f"Hard gang fails", "gang timeout: not whole in time (Hard)")
+            else:
+                self._add_held_back(entry)
+                added = True
+        return added
 
     # -- the shim's side of preemption -------------------------------------------------------
 
@@ -319,7 +492,11 @@ class _Replay:
         """Release a victim as the shim would; returns 1 if its job ended (killed).
 
         A restarted job starts over: the rest of its tasks are released too and all of them
-        ask again (a job holding part of its tasks while it waits could deadlock the trace).
+        ask again (a job holding part of its tasks while it waits could deadlock the trace);
+        a restarted gang's job asks as a normal application, its placeholders spent, as in
+        YuniKorn. A preempted placeholder is released alone and counts as a victim of its
+        job's user, group and queue, but no run is lost and nothing restarts: the gang can
+        no longer be whole and waits for its timeout.
         """
         entry = self.running.get(app_id) or self.waiting.get(app_id)
         if entry is None:
@@ -328,6 +505,11 @@ class _Replay:
             app_id, partition=self.partition).allocations}
         victim = held.pop(key, None)
         if victim is None:
+            return 0
+        if victim.placeholder:
+            self.scheduler.release(app_id, key, partition=self.partition)
+            self._hold(entry, now, self._reserve(entry, victim.task_group, -1))
+            self.tally.victim(entry.job.user, entry.group, entry.queue)
             return 0
         released = [victim] if self.options.kill_preempted else [victim, *held.values()]
         for allocation in released:
@@ -374,9 +556,8 @@ class _Replay:
                 continue
             if wait is not None and wait.kind in ("user", "group", "queue"):
                 entry = self.waiting[job_id]
-                self.blame.held(job_id, now, wait.kind, _owner(wait),
-                                tuple(entry.asks.values()), entry.job.user, entry.group,
-                                entry.queue)
+                self.blame.held(job_id, now, wait.kind, _owner(wait), entry.wanted(),
+                                entry.job.user, entry.group, entry.queue)
             else:
                 self.recorder.waiting(job_id, now, wait.kind if wait is not None else None,
                                       _owner(wait) if wait is not None else None)
@@ -459,6 +640,7 @@ class _Replay:
 
     def _kill(self, job_id: str, now: float, reason: str, cause: str = "") -> None:
         self.blame.forget(job_id)
+        self.reserving.pop(job_id, None)
         entry = self.waiting.pop(job_id)
         self.scheduler.remove_application(job_id, partition=self.partition)
         if entry.held:
