@@ -1,4 +1,12 @@
-"""PNG plots of a replay: usage against limits over time, and how long jobs waited.
+"""PNG plots of a replay: utilization and its split, usage against limits, waits, held time.
+
+Every figure stays readable however many users, groups or queues a trace has: it shows the
+`TOP_SERIES` largest and one "others" series for the rest, and has one legend, outside the
+data. Time series are bucketed (an hour, six hours or a day, ~150 buckets): the line is the
+time-weighted mean of each bucket and the band the 10th to 90th percentile of the time within
+it, how the value spread over the bucket (the maximum sits at the top in nearly every bucket
+of a busy cluster and says little). Usage is drawn for every resource the jobs ask for, in
+human units: cores, Gi, GPUs.
 
 matplotlib is imported here only, with the Agg backend selected before pyplot loads, so
 plotting works on servers without a display and never touches a user's GUI setup. Figures are
@@ -8,18 +16,19 @@ closed after saving: a long session that plots many comparisons does not accumul
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from quotactor.sim.fmt import quantity
+from quotactor.sim.fmt import axis_unit, duration, percent, quantity, short_name
 from quotactor.sim.limits import LimitLine, tightest
 from quotactor.sim.result import SimulationResult
-from quotactor.sim.usage import Series
+from quotactor.sim.usage import Series, combined
+from quotactor.sim.utilization import ResourceUse, busy_series, resource_names, resource_use
 
-__all__ = ["COMPARE_PNG", "GROUPS_PNG", "HELD_PNG", "QUEUES_PNG", "USERS_PNG",
-           "UTILIZATION_PNG", "WAITS_PNG", "bucketed", "plot_all", "plot_comparison",
-           "top_held_users"]
+__all__ = ["COMPARE_PNG", "GROUPS_PNG", "HELD_PNG", "OTHERS", "QUEUES_PNG", "TOP_SERIES",
+           "USERS_PNG", "UTILIZATION_PNG", "WAITS_PNG", "bucketed", "figures", "plot_all",
+           "plot_comparison", "spread", "top_held_users"]
 
 GROUPS_PNG = "usage-groups.png"
 USERS_PNG = "usage-top-users.png"
@@ -28,19 +37,22 @@ UTILIZATION_PNG = "utilization.png"
 QUEUES_PNG = "queues.png"
 HELD_PNG = "held-back-users.png"
 COMPARE_PNG = "comparison.png"
+TOP_SERIES = 8
+"""Series a figure shows by name; the rest are summed into one "others" series."""
+OTHERS = "others"
+MAX_RESOURCES = 4
+"""Resources a figure draws (vcore, memory, then the others by name)."""
 _DAY = 86400.0
 _HOUR = 3600.0
 _BUCKETS = 150
+_LOW, _HIGH = 0.1, 0.9
+_BAND = "p10-p90 of the time in each bucket"
+_OTHER_COLOR = "tab:gray"
 
 
-def bucketed(times: Sequence[float], values: Sequence[float], start: float, end: float,
-             width: float) -> tuple[list[float], list[float], list[float]]:
-    """A step function (`values[i]` from `times[i]`) as buckets of `width` seconds from
-    `start`: (bucket starts, time-weighted means, maxima). Over 92 days a raw step plot is a
-    wall of spikes; a mean line with a max band reads at a glance."""
-    count = max(1, math.ceil((end - start) / width))
-    sums = [0.0] * count
-    tops = [0.0] * count
+def _pieces(times: Sequence[float], values: Sequence[float], start: float, end: float,
+            width: float, count: int) -> Iterator[tuple[int, float, float]]:
+    """(bucket, value, seconds it held within the bucket) of a step function."""
     for i, value in enumerate(values):
         left = max(times[i], start)
         right = min(times[i + 1] if i + 1 < len(times) else end, end)
@@ -51,11 +63,66 @@ def bucketed(times: Sequence[float], values: Sequence[float], start: float, end:
         for b in range(first, last + 1):
             held = min(right, start + (b + 1) * width) - max(left, start + b * width)
             if held > 0:
-                sums[b] += value * held
-                tops[b] = max(tops[b], value)
-    starts = [start + b * width for b in range(count)]
-    means = [sums[b] / min(width, max(end - starts[b], 1e-9)) for b in range(count)]
+                yield b, value, held
+
+
+def _starts(start: float, end: float, width: float) -> list[float]:
+    return [start + b * width for b in range(max(1, math.ceil((end - start) / width)))]
+
+
+def _length(starts: Sequence[float], b: int, end: float, width: float) -> float:
+    """Seconds bucket `b` covers (the last one may be cut short by `end`)."""
+    return min(width, max(end - starts[b], 1e-9))
+
+
+def bucketed(times: Sequence[float], values: Sequence[float], start: float, end: float,
+             width: float) -> tuple[list[float], list[float], list[float]]:
+    """A step function (`values[i]` from `times[i]`) as buckets of `width` seconds from
+    `start`: (bucket starts, time-weighted means, maxima); before its first point the
+    function is 0."""
+    starts = _starts(start, end, width)
+    sums = [0.0] * len(starts)
+    tops = [0.0] * len(starts)
+    for b, value, held in _pieces(times, values, start, end, width, len(starts)):
+        sums[b] += value * held
+        tops[b] = max(tops[b], value)
+    means = [sums[b] / _length(starts, b, end, width) for b in range(len(starts))]
     return starts, means, tops
+
+
+def spread(times: Sequence[float], values: Sequence[float], start: float, end: float,
+           width: float, low: float = _LOW, high: float = _HIGH,
+           ) -> tuple[list[float], list[float], list[float], list[float]]:
+    """(bucket starts, time-weighted means, `low` and `high` time-weighted percentiles) of a
+    step function bucketed as `bucketed` does: within each bucket, the value held for at
+    least a `low` share of the time and the one not exceeded for a `high` share."""
+    starts = _starts(start, end, width)
+    held_values: list[list[tuple[float, float]]] = [[] for _ in starts]
+    for b, value, held in _pieces(times, values, start, end, width, len(starts)):
+        held_values[b].append((value, held))
+    means: list[float] = []
+    lows: list[float] = []
+    highs: list[float] = []
+    for b, pieces in enumerate(held_values):
+        length = _length(starts, b, end, width)
+        covered = sum(held for _, held in pieces)
+        if covered < length:
+            pieces.append((0.0, length - covered))  # before the first point
+        pieces.sort()
+        means.append(sum(v * h for v, h in pieces) / length)
+        lows.append(_quantile(pieces, low * length))
+        highs.append(_quantile(pieces, high * length))
+    return starts, means, lows, highs
+
+
+def _quantile(pieces: Sequence[tuple[float, float]], seconds: float) -> float:
+    """The value of sorted `pieces` at which `seconds` of time are reached."""
+    reached = 0.0
+    for value, held in pieces:
+        reached += held
+        if reached >= seconds - 1e-9:
+            return value
+    return pieces[-1][0]
 
 
 def _bucket_width(span: float) -> tuple[float, str]:
@@ -66,21 +133,49 @@ def _bucket_width(span: float) -> tuple[float, str]:
     return _DAY * math.ceil(span / _DAY / _BUCKETS), "days"
 
 
+def _x_label(span: tuple[float, float]) -> str:
+    return (f"days since the first submission (line: mean per {_bucket_width(span[1] - span[0])[1]}"
+            f"; band: {_BAND})")
+
+
 def _band(ax: Any, times: Sequence[float], values: Sequence[float], span: tuple[float, float],
-          color: str, label: str, width: float) -> None:
+          color: str, label: str, *, band: bool = True, style: str = "-") -> None:
+    """The bucket means as a step line labelled `label`, over the p10-p90 band."""
     start, end = span
-    starts, means, tops = bucketed(times, values, start, end, width)
+    width, _ = _bucket_width(end - start)
+    starts, means, lows, highs = spread(times, values, start, end, width)
     days = [(t - start) / _DAY for t in starts] + [(end - start) / _DAY]
-    means, tops = [*means, means[-1]], [*tops, tops[-1]]
-    ax.fill_between(days, means, tops, step="post", color=color, alpha=0.25, linewidth=0)
-    ax.step(days, means, where="post", color=color, linewidth=1.0, label=label)
+    if band:
+        ax.fill_between(days, [*lows, lows[-1]], [*highs, highs[-1]], step="post",
+                        color=color, alpha=0.22, linewidth=0)
+    ax.step(days, [*means, means[-1]], where="post", color=color, linewidth=1.0,
+            linestyle=style, label=label)
 
 
-def _legend_outside(ax: Any, handles: Any = None, labels: Any = None) -> None:
-    if handles is None:
-        handles, labels = ax.get_legend_handles_labels()
-    ax.legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-              borderaxespad=0.0, frameon=False)
+class _Legend:
+    """One legend per figure: entries collected from every axis, each label once, placed
+    right of the axes (outside the data)."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, Any] = {}
+
+    def add(self, label: str, handle: Any) -> None:
+        self.entries.setdefault(label, handle)
+
+    def collect(self, ax: Any) -> None:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            if not label.startswith("_"):
+                self.add(label, handle)
+
+    def band(self, color: str = "tab:blue") -> None:
+        from matplotlib.patches import Patch
+
+        self.add(_BAND, Patch(color=color, alpha=0.22, linewidth=0))
+
+    def place(self, fig: Any) -> None:
+        if self.entries:
+            fig.legend(list(self.entries.values()), list(self.entries),
+                       loc="outside right upper", fontsize=7, frameon=False)
 
 
 def _integer_ticks(ax: Any) -> None:
@@ -98,83 +193,128 @@ def _pyplot() -> Any:
     return plt
 
 
-def _unit(resource: str) -> tuple[float, str]:
-    if resource == "vcore":
-        return 1000.0, "vcores"
-    if resource == "memory":
-        return float(2**30), "memory (GiB)"
-    return 1.0, resource
+def _colors() -> list[str]:
+    """One color per named series (`TOP_SERIES`); grey is kept for the others."""
+    return [f"tab:{c}" for c in ("blue", "orange", "green", "red", "purple", "brown", "pink",
+                                 "olive", "cyan")][:TOP_SERIES]
 
 
-def _panel(ax: Any, series: Series | None, limits: Sequence[LimitLine], resource: str,
-           capacity: float, title: str, span: tuple[float, float]) -> None:
-    """Usage (left axis) and running jobs (right axis, only when an application limit
-    applies), each with its tightest limit as a dashed line."""
-    scale, label = _unit(resource)
-    start, end = span
-    times: list[float] = []
-    width, _ = _bucket_width(end - start)
-    if series is not None and series.times:
-        times = list(series.times)
-        _band(ax, times, [v.get(resource, 0) / scale for v in series.values], span,
-              "tab:blue", "usage (mean, band to max)", width)
-    line = tightest(limits, resource)
-    if line is not None:
-        ax.axhline(line.resources[resource] / scale, color="tab:red", linestyle="--",
-                   linewidth=1.0, label=f"{resource} limit at {line.path}")
-    ax.axhline(capacity / scale, color="grey", linestyle=":", linewidth=0.8, label="cluster")
-    ax.set_title(title, fontsize=9)
-    ax.set_ylabel(label, fontsize=8)
-    ax.set_ylim(bottom=0)
-    ax.tick_params(labelsize=7)
-    handles, labels = ax.get_legend_handles_labels()
-    apps = [x for x in limits if x.applications]
-    if apps and series is not None and times:
-        cap = min(apps, key=lambda x: (x.applications, x.path))
-        right = ax.twinx()
-        counts = list(series.running)
-        _band(right, times, [float(c) for c in counts], span, "tab:orange",
-              "running jobs (mean, band to max)", width)
-        right.axhline(cap.applications, color="tab:orange", linestyle="--", linewidth=1.0,
-                      label=f"maxApplications at {cap.path}")
-        right.set_ylim(0, max(cap.applications, max(counts)) * 1.25 + 0.5)
-        right.set_ylabel("running jobs", fontsize=8)
-        right.tick_params(labelsize=7)
-        _integer_ticks(right)
-        more_handles, more_labels = right.get_legend_handles_labels()
-        handles, labels = handles + more_handles, labels + more_labels
-    ax.legend(handles, labels, fontsize=6, loc="upper left", bbox_to_anchor=(1.08, 1.0),
-              borderaxespad=0.0, frameon=False)
+def _plotted(result: SimulationResult) -> tuple[str, ...]:
+    """The resources figures draw: those jobs ask for that the cluster offers."""
+    capacity = result.cluster.capacity
+    names = [n for n in resource_names(result, workload_only=True) if capacity.get(n, 0) > 0]
+    return tuple(names[:MAX_RESOURCES]) or (result.primary_resource,)
 
 
-def _usage_grid(path: Path, names: Sequence[str], series: Mapping[str, Series],
-                limits: Mapping[str, tuple[LimitLine, ...]], resource: str, capacity: float,
-                span: tuple[float, float], heading: str, kind: str) -> Path:
-    plt = _pyplot()
-    columns = 1  # legends sit right of each panel, off the data
-    rows = max(1, len(names))
-    fig, axes = plt.subplots(rows, columns, figsize=(11, 1.9 * rows + 0.9),
-                             squeeze=False, sharex=True)
-    for index, name in enumerate(names):
-        ax = axes[index // columns][index % columns]
-        _panel(ax, series.get(name), limits.get(name, ()), resource, capacity,
-               f"{kind} {name}", span)
-    for index in range(len(names), rows * columns):
-        axes[index // columns][index % columns].set_visible(False)
-    bucket = _bucket_width(span[1] - span[0])[1]
-    for ax in axes[-1]:
-        ax.set_xlabel(f"days since the first submission (mean per {bucket}, band up to the "
-                      "maximum)", fontsize=8)
-    fig.suptitle(heading, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+def _size(series: Series, result: SimulationResult, resources: Sequence[str]) -> float:
+    """How much of the cluster a series held over the run, summed over `resources`."""
+    total = 0.0
+    for name in resources:
+        capacity = result.cluster.capacity.get(name, 0)
+        if capacity:
+            total += series.integral(name, result.end_time) / capacity
+    return total
+
+
+def _top(series: Mapping[str, Series], result: SimulationResult, resources: Sequence[str],
+         count: int = TOP_SERIES) -> tuple[list[str], Series | None]:
+    """The `count` largest series by name (largest first) and the rest summed (None when
+    nothing is left over)."""
+    ranked = sorted(series, key=lambda n: (-_size(series[n], result, resources), n))
+    rest = ranked[count:]
+    others = combined(series[rest[0]].kind, OTHERS, (series[n] for n in rest)) if rest else None
+    return ranked[:count], others
+
+
+def _layout(fig: Any, legend: _Legend) -> Any:
+    """The figure with its one legend right of the axes (the constrained layout makes room
+    for it)."""
+    legend.place(fig)
+    return fig
+
+
+def _save(fig: Any, path: Path) -> Path:
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    _pyplot().close(fig)
     return path
 
 
-def _waits(path: Path, result: SimulationResult) -> Path:
+# -- usage against limits -------------------------------------------------------------------
+
+def _usage_panel(ax: Any, series: Series | None, limits: Sequence[LimitLine], resource: str,
+                 capacity: int, span: tuple[float, float], title: str,
+                 legend: _Legend) -> None:
+    """One resource of one user or group: usage with its tightest limit (dashed) and the
+    cluster (dotted); running jobs on a right axis when an application limit applies."""
+    line = tightest(limits, resource)
+    largest = max([series.peak().get(resource, 0) if series is not None else 0,
+                   line.resources[resource] if line is not None else 0])
+    scale, unit = axis_unit(resource, largest or capacity)
+    if series is not None:
+        _band(ax, series.times, [v.get(resource, 0) / scale for v in series.values], span,
+              "tab:blue", "usage (mean per bucket)")
+    where = ""
+    if line is not None:
+        limit = line.resources[resource]
+        ax.axhline(limit / scale, color="tab:red", linestyle="--", linewidth=1.0,
+                   label="tightest limit on the queue path")
+        where = f", limit {quantity(resource, limit)} at {line.path}"
+    top = max(largest, 1) * 1.2
+    if capacity <= top:
+        ax.axhline(capacity / scale, color="grey", linestyle=":", linewidth=0.8,
+                   label="cluster")
+    ax.set_ylim(0, top / scale)
+    ax.set_title(f"{title}: {short_name(resource)}{where}", fontsize=8)
+    ax.set_ylabel(unit, fontsize=7)
+    ax.tick_params(labelsize=7)
+    legend.collect(ax)
+    apps = [x for x in limits if x.applications]
+    if apps and series is not None:
+        cap = min(apps, key=lambda x: (x.applications, x.path))
+        right = ax.twinx()
+        _band(right, series.times, [float(c) for c in series.running], span, "tab:orange",
+              "running jobs (mean per bucket)")
+        right.axhline(cap.applications, color="tab:orange", linestyle="--", linewidth=1.0,
+                      label="maxApplications")
+        right.set_ylim(0, max(cap.applications, max(series.running)) * 1.25 + 0.5)
+        right.set_ylabel("running jobs", fontsize=7)
+        right.tick_params(labelsize=7)
+        _integer_ticks(right)
+        legend.collect(right)
+
+
+def _usage_grid(names: Sequence[str], series: Mapping[str, Series], others: Series | None,
+                limits: Mapping[str, tuple[LimitLine, ...]], result: SimulationResult,
+                heading: str, kind: str) -> Any:
+    """One row per name (and one for the others), one column per resource."""
     plt = _pyplot()
-    fig, (hist, cdf) = plt.subplots(1, 2, figsize=(11, 4))
+    resources = _plotted(result)
+    rows: list[tuple[str, Series | None, Sequence[LimitLine]]] = [
+        (f"{kind} {n}", series.get(n), limits.get(n, ())) for n in names]
+    if others is not None:
+        rows.append((f"{OTHERS} (summed)", others, ()))
+    rows = rows or [(f"no {kind}", None, ())]
+    span = (result.start_time, result.end_time)
+    fig, axes = plt.subplots(len(rows), len(resources),
+                             figsize=(max(11.0, 4.6 * len(resources) + 1.5),
+                                      1.8 * len(rows) + 0.9),
+                             squeeze=False, sharex=True, layout="constrained")
+    legend = _Legend()
+    for r, (title, values, lines) in enumerate(rows):
+        for c, resource in enumerate(resources):
+            _usage_panel(axes[r][c], values, lines, resource,
+                         result.cluster.capacity.get(resource, 0), span, title, legend)
+    legend.band()
+    fig.supxlabel(_x_label(span), fontsize=8)
+    fig.suptitle(heading, fontsize=10)
+    return _layout(fig, legend)
+
+
+def _waits(result: SimulationResult) -> Any:
+    """Histogram of waits, and their distribution per group (the largest groups by jobs
+    started, the rest as one)."""
+    plt = _pyplot()
+    fig, (hist, cdf) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
     by_group: dict[str, list[float]] = {}
     for outcome in result.outcomes:
         if outcome.wait is not None:
@@ -185,26 +325,42 @@ def _waits(path: Path, result: SimulationResult) -> Path:
     waited = [w for w in everyone if w > 0]
     hist.hist([max(w, 1.0) for w in waited], bins=edges[1:], color="tab:blue")
     hist.set_xscale("log")
-    hist.set_xlabel("wait (seconds, log scale)", fontsize=8)
+    hist.set_xlabel("wait (log scale)", fontsize=8)
     hist.set_ylabel("jobs", fontsize=8)
     hist.set_title(f"waits of the {len(waited)} jobs that waited "
                    f"({len(everyone) - len(waited)} started at once)", fontsize=9)
-    for group, waits in sorted(by_group.items()):
+    ranked = sorted(by_group, key=lambda g: (-len(by_group[g]), g))
+    shown = [(g, by_group[g], color) for g, color in zip(ranked, _colors(), strict=False)]
+    rest = sorted(w for g in ranked[len(shown):] for w in by_group[g])
+    if rest:
+        shown.append((f"{OTHERS} ({len(ranked) - len(shown)} groups)", rest, _OTHER_COLOR))
+    for group, waits, color in shown:
         waits.sort()
         shares = [(i + 1) / len(waits) for i in range(len(waits))]
-        cdf.step([max(w, 1.0) for w in waits], shares, where="post", label=group)
+        cdf.step([max(w, 1.0) for w in waits], shares, where="post", color=color,
+                 label=f"{group} ({len(waits)} jobs)")
     cdf.set_xscale("log")
-    cdf.set_xlabel("wait (seconds, log scale; 0 shown as 1)", fontsize=8)
+    cdf.set_xlabel("wait (log scale; 0 shown as 1s)", fontsize=8)
     cdf.set_ylabel("share of started jobs", fontsize=8)
-    cdf.set_title("wait-time distribution per group", fontsize=9)
-    cdf.legend(fontsize=7)
+    cdf.set_title("wait-time distribution per group (most jobs first)", fontsize=9)
     for ax in (hist, cdf):
         ax.tick_params(labelsize=7)
+        _duration_ticks(ax)
     fig.suptitle(f"{result.label}: wait times", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    legend = _Legend()
+    legend.collect(cdf)
+    return _layout(fig, legend)
+
+
+def _duration_ticks(ax: Any) -> None:
+    """x ticks of a log axis of seconds at 1s, 10s, 1m, 10m, 1h, 1d, 10d, 100d."""
+    from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
+
+    marks = ((1.0, "1s"), (10.0, "10s"), (60.0, "1m"), (600.0, "10m"), (_HOUR, "1h"),
+             (_DAY, "1d"), (10 * _DAY, "10d"), (100 * _DAY, "100d"), (1000 * _DAY, "1000d"))
+    ax.xaxis.set_major_locator(FixedLocator([m for m, _ in marks]))
+    ax.xaxis.set_major_formatter(FixedFormatter([t for _, t in marks]))
+    ax.xaxis.set_minor_locator(NullLocator())
 
 
 def top_held_users(result: SimulationResult, count: int) -> list[str]:
@@ -213,82 +369,113 @@ def top_held_users(result: SimulationResult, count: int) -> list[str]:
     return [n for n in sorted(held, key=lambda n: (-held[n], n)) if held[n] > 0][:count]
 
 
-def _timeline_panels(axes: Sequence[Any], result: SimulationResult, color: str,
-                     label: str, width: float, span: tuple[float, float]) -> None:
-    """Utilization (%), then running and pending jobs, as hourly/daily mean lines with max
-    bands, on `axes` (three axes sharing x)."""
-    resource = result.primary_resource
-    capacity = float(result.cluster.capacity.get(resource, 0)) or 1.0
+# -- utilization ----------------------------------------------------------------------------
+
+def _timeline_panels(axes: Sequence[Any], result: SimulationResult, resources: Sequence[str],
+                     color: str, label: str, span: tuple[float, float]) -> None:
+    """Per resource the share of the cluster held and busy, then running and pending jobs."""
     total = result.total_series
-    used = [100.0 * v.get(resource, 0) / capacity for v in total.values]
-    _band(axes[0], total.times, used, span, color, label, width)
-    _band(axes[1], total.times, [float(r) for r in total.running], span, color, label, width)
-    pending = result.pending_series or ((result.start_time, 0),)
-    _band(axes[2], [t for t, _ in pending], [float(n) for _, n in pending], span, color,
-          label, width)
+    busy = busy_series(result)
+    for ax, resource in zip(axes, resources, strict=False):
+        capacity = float(result.cluster.capacity.get(resource, 0)) or 1.0
+        _band(ax, total.times, [100.0 * v.get(resource, 0) / capacity for v in total.values],
+              span, color, f"{label}held by allocations (mean per bucket)")
+        _band(ax, busy.times, [100.0 * v.get(resource, 0) / capacity for v in busy.values],
+              span, color, f"{label}busy: completed runs (mean per bucket)", band=False,
+              style="--")
+    running, pending = axes[len(resources)], axes[len(resources) + 1]
+    _band(running, total.times, [float(r) for r in total.running], span, color, "_running")
+    points = result.pending_series or ((result.start_time, 0),)
+    _band(pending, [t for t, _ in points], [float(n) for _, n in points], span, color,
+          "_pending")
 
 
-def _utilization(path: Path, results: Sequence[SimulationResult], title: str) -> Path:
+def _split_title(use: ResourceUse) -> str:
+    return (f"busy {percent(use.busy_share)}, lost {percent(use.lost_share)}, "
+            f"reserved/idle {percent(use.reserved_share)} of {quantity(use.name, use.capacity)}"
+            f" {use.name}")
+
+
+def _utilization(results: Sequence[SimulationResult], title: str) -> Any:
+    """Per resource the share of the cluster held by allocations and busy (the split of
+    capacity x span in each panel's title), then running and pending jobs."""
     plt = _pyplot()
     first = results[0]
+    resources = _plotted(first)
     span = (first.start_time, max(r.end_time for r in results))
-    width, width_name = _bucket_width(span[1] - span[0])
-    fig, axes = plt.subplots(3, 1, figsize=(11, 7), sharex=True)
-    for result, color in zip(results, ("tab:blue", "tab:orange"), strict=False):
-        _timeline_panels(axes, result, color, result.label, width, span)
-    resource = first.primary_resource
-    axes[0].set_ylabel(f"{resource} in use (% of cluster)", fontsize=8)
-    axes[0].set_ylim(0, 105)
-    axes[1].set_ylabel("running jobs", fontsize=8)
-    axes[2].set_ylabel("pending jobs", fontsize=8)
+    panels = len(resources) + 2
+    fig, axes = plt.subplots(panels, 1, figsize=(11, 2.1 * panels + 0.8), sharex=True,
+                             layout="constrained")
+    colors = ("tab:blue", "tab:orange")
+    names = ("A: ", "B: ") if len(results) > 1 else ("",)
+    for result, color, name in zip(results, colors, names, strict=False):
+        _timeline_panels(axes, result, resources, color, name, span)
+    uses = [{u.name: u for u in resource_use(r)} for r in results]
+    for ax, resource in zip(axes, resources, strict=False):
+        ax.set_ylabel(f"{short_name(resource)} (% of cluster)", fontsize=8)
+        ax.set_ylim(0, 105)
+        ax.set_title("; ".join(f"{n}{_split_title(u[resource])}"
+                               for n, u in zip(names, uses, strict=False)), fontsize=8)
+    axes[-2].set_ylabel("running jobs", fontsize=8)
+    axes[-1].set_ylabel("pending jobs", fontsize=8)
+    legend = _Legend()
     for ax in axes:
-        ax.set_ylim(bottom=0)
         ax.tick_params(labelsize=7)
-        _legend_outside(ax)
-    for ax in axes[1:]:
+        legend.collect(ax)
+    for ax in axes[-2:]:
         ax.set_ylim(0, max(1.0, ax.get_ylim()[1]))  # all zero: 0..1, not 0..0.054
         _integer_ticks(ax)
-    axes[-1].set_xlabel(f"days since the first submission (line: mean per {width_name}; "
-                        "band: up to the maximum)", fontsize=8)
+    legend.band(colors[0] if len(results) == 1 else _OTHER_COLOR)
+    axes[-1].set_xlabel(_x_label(span), fontsize=8)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _layout(fig, legend)
 
 
-def _queues(path: Path, result: SimulationResult) -> Path:
-    """Each queue's share of the cluster over time, and its running jobs."""
+def _queues(result: SimulationResult) -> Any:
+    """Each queue's share of the cluster over time per resource, and its running jobs,
+    stacked (the largest queues, then the others as one)."""
     plt = _pyplot()
-    resource = result.primary_resource
-    capacity = float(result.cluster.capacity.get(resource, 0)) or 1.0
+    resources = _plotted(result)
     span = (result.start_time, result.end_time)
-    width, width_name = _bucket_width(span[1] - span[0])
-    names = sorted(result.queue_series)
-    fig, axes = plt.subplots(2, 1, figsize=(11, 5.5), sharex=True)
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for index, name in enumerate(names):
-        series = result.queue_series[name]
-        color = colors[index % len(colors)]
-        _band(axes[0], series.times,
-              [100.0 * v.get(resource, 0) / capacity for v in series.values], span, color,
-              name, width)
-        _band(axes[1], series.times, [float(r) for r in series.running], span, color, name,
-              width)
-    axes[0].set_ylabel(f"{resource} (% of cluster)", fontsize=8)
-    axes[1].set_ylabel("running jobs", fontsize=8)
-    _integer_ticks(axes[1])
-    for ax in axes:
+    start, end = span
+    width, _ = _bucket_width(end - start)
+    names, others = _top(result.queue_series, result, resources)
+    stacked = [(n, result.queue_series[n], c) for n, c in zip(names, _colors(), strict=False)]
+    if others is not None:
+        stacked.append((f"{OTHERS} ({len(result.queue_series) - len(names)} queues)", others,
+                        _OTHER_COLOR))
+    fig, axes = plt.subplots(len(resources) + 1, 1, figsize=(11, 2.2 * len(resources) + 3),
+                             sharex=True, squeeze=False, layout="constrained")
+    axes = [row[0] for row in axes]
+    columns: list[tuple[str, Callable[[Series], list[float]]]] = [
+        (r, _share_of(result, r)) for r in resources]
+    columns.append(("running jobs", lambda s: [float(x) for x in s.running]))
+    for ax, (what, values) in zip(axes, columns, strict=True):
+        days: list[float] = []
+        layers: list[list[float]] = []
+        for _, series, _ in stacked:
+            starts, means, _, _ = spread(series.times, values(series), start, end, width)
+            days = [(t - start) / _DAY for t in starts] + [(end - start) / _DAY]
+            layers.append([*means, means[-1]])
+        if layers:
+            ax.stackplot(days, layers, labels=[n for n, _, _ in stacked],
+                         colors=[c for _, _, c in stacked], step="post", alpha=0.8)
+        ax.set_ylabel(what if what == "running jobs"
+                      else f"{short_name(what)} (% of cluster)", fontsize=8)
         ax.set_ylim(bottom=0)
         ax.tick_params(labelsize=7)
-        _legend_outside(ax)
-    axes[-1].set_xlabel(f"days since the first submission (line: mean per {width_name}; "
-                        "band: up to the maximum)", fontsize=8)
-    fig.suptitle(f"{result.label}: usage per queue", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    _integer_ticks(axes[-1])
+    axes[-1].set_xlabel(f"days since the first submission (stacked means per "
+                        f"{_bucket_width(end - start)[1]})", fontsize=8)
+    fig.suptitle(f"{result.label}: usage per queue (largest first)", fontsize=10)
+    legend = _Legend()
+    legend.collect(axes[0])
+    return _layout(fig, legend)
+
+
+def _share_of(result: SimulationResult, resource: str) -> Callable[[Series], list[float]]:
+    capacity = float(result.cluster.capacity.get(resource, 0)) or 1.0
+    return lambda s: [100.0 * v.get(resource, 0) / capacity for v in s.values]
 
 
 _HELD_COLORS = {"user": "tab:red", "group": "tab:purple", "queue": "tab:orange",
@@ -304,65 +491,80 @@ def _held_label(kind: str, quota_group: str) -> str:
     return f"{kind} limit"
 
 
-def _held_users(path: Path, result: SimulationResult, count: int) -> Path:
-    """The users held back longest, as bars split by what held them (days, summed)."""
+def _held_users(result: SimulationResult, count: int) -> Any:
+    """The users held back longest: one bar per obstacle that held them, on a log scale of
+    time summed over their jobs, so an hour shows beside three months."""
     plt = _pyplot()
     names = top_held_users(result, count)
     stats = {u.name: u for u in result.users}
-    fig, ax = plt.subplots(figsize=(10, 0.35 * max(len(names), 3) + 1.4))
-    left = [0.0] * len(names)
-    for kind, color in _HELD_COLORS.items():
-        days = [stats[n].held.get(kind, 0.0) / _DAY for n in names]
-        ax.barh(range(len(names)), days, left=left, color=color, label=_held_label(
-            kind, f"{result.model} quota group" if result.quota_tracks else ""))
-        left = [a + b for a, b in zip(left, days, strict=True)]
+    fig, ax = plt.subplots(figsize=(10, 0.45 * max(len(names), 3) + 1.4),
+                           layout="constrained")
+    quota = f"{result.model} quota group" if result.quota_tracks else ""
+    kinds = [k for k in _HELD_COLORS if any(stats[n].held.get(k, 0.0) > 0 for n in names)]
+    height = 0.8 / max(len(kinds), 1)
+    everything = [s for n in names for s in stats[n].held.values() if s > 0]
+    floor = 10 ** math.floor(math.log10(min(everything))) if everything else 1.0
+    for index, kind in enumerate(kinds):
+        seconds = [stats[n].held.get(kind, 0.0) for n in names]
+        rows = [r - 0.4 + height * (index + 0.5) for r in range(len(names))]
+        ax.barh(rows, [max(s - floor, 0.0) if s > 0 else 0.0 for s in seconds], left=floor,
+                height=height, color=_HELD_COLORS[kind], label=_held_label(kind, quota))
+    for row, name in enumerate(names):
+        total = sum(stats[name].held.values())
+        ax.text(total * 1.15, row, f"{duration(total)} in all", va="center", fontsize=7)
     ax.set_yticks(range(len(names)), names, fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlabel("time held back, days summed over the user's jobs", fontsize=8)
+    if names:
+        ax.set_xscale("log")
+        ax.set_xlim(floor, max(sum(stats[n].held.values()) for n in names) * 4)
+        _duration_ticks(ax)
+    ax.set_xlabel("time held back, summed over the user's jobs (log scale)", fontsize=8)
     ax.tick_params(labelsize=7)
-    _legend_outside(ax)
     if not names:
         ax.text(0.5, 0.5, "no job was held back", ha="center", va="center",
                 transform=ax.transAxes)
-    ax.set_title(f"{result.label}: the {len(names)} users held back longest", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    fig.suptitle(f"{result.label}: the {len(names)} users held back longest", fontsize=10)
+    legend = _Legend()
+    legend.collect(ax)
+    return _layout(fig, legend)
 
 
 def plot_comparison(a: SimulationResult, b: SimulationResult, out_dir: Path) -> Path:
     """Both runs' utilization, running and pending jobs overlaid."""
-    return _utilization(out_dir / COMPARE_PNG, [a, b],
-                        f"A = {a.label} (blue) vs B = {b.label} (orange)")
+    return _save(_utilization([a, b], f"A = {a.label} (blue) vs B = {b.label} (orange)"),
+                 out_dir / COMPARE_PNG)
+
+
+def figures(result: SimulationResult, users: int = 6) -> Iterator[tuple[str, Any]]:
+    """Each figure of `result` with its file name, built one at a time (the caller saves
+    and closes it)."""
+    resources = _plotted(result)
+    units = ", ".join(short_name(r) for r in resources)
+    if result.quota_tracks:
+        from quotactor.sim.quota_plot import QUOTAS_PNG, quota_figure
+
+        yield QUOTAS_PNG, quota_figure(result)
+    yield UTILIZATION_PNG, _utilization(
+        [result], f"{result.label}: cluster utilization, running and pending jobs")
+    yield QUEUES_PNG, _queues(result)
+    yield HELD_PNG, _held_users(result, max(users, 10))
+    against = ("(quota bounds in quota-groups.png)" if result.quota_tracks
+               else "against group limits")
+    groups, other_groups = _top(result.group_series, result, resources)
+    yield GROUPS_PNG, _usage_grid(
+        groups, result.group_series, other_groups, result.group_limits, result,
+        f"{result.label}: {units} usage of the {len(groups)} largest groups {against}",
+        "group")
+    held = top_held_users(result, users) or sorted(result.user_series)[:users]
+    rest = [result.user_series[n] for n in result.user_series if n not in held]
+    yield USERS_PNG, _usage_grid(
+        held, result.user_series, combined("user", OTHERS, rest) if rest else None,
+        result.user_limits, result,
+        f"{result.label}: {units} usage of the {len(held)} users held back longest, against "
+        "their limits", "user")
+    yield WAITS_PNG, _waits(result)
 
 
 def plot_all(result: SimulationResult, out_dir: Path, users: int = 6) -> list[Path]:
     """Write the plots into `out_dir`; returns their paths."""
-    resource = result.primary_resource
-    capacity = float(result.cluster.capacity.get(resource, 0))
-    groups = sorted(result.group_series)
-    span = (result.start_time, result.end_time)
-    against = ("(quota bounds in quota-groups.png)" if result.quota_tracks
-               else "against group limits")
-    heading = (f"{result.label}: {resource} usage per group {against} "
-               f"(cluster {quantity(resource, capacity)})")
-    held = top_held_users(result, users) or sorted(result.user_series)[:users]
-    quotas: list[Path] = []
-    if result.quota_tracks:
-        from quotactor.sim.quota_plot import plot_quotas
-
-        quotas.append(plot_quotas(result, out_dir))
-    return [*quotas,
-        _utilization(out_dir / UTILIZATION_PNG, [result],
-                     f"{result.label}: cluster utilization, running and pending jobs"),
-        _queues(out_dir / QUEUES_PNG, result),
-        _held_users(out_dir / HELD_PNG, result, max(users, 10)),
-        _usage_grid(out_dir / GROUPS_PNG, groups, result.group_series, result.group_limits,
-                    resource, capacity, span, heading, "group"),
-        _usage_grid(out_dir / USERS_PNG, held, result.user_series,
-                    result.user_limits, resource, capacity, span,
-                    f"{result.label}: {resource} usage of the {len(held)} users held back "
-                    f"longest, against their limits", "user"),
-        _waits(out_dir / WAITS_PNG, result),
-    ]
+    return [_save(fig, out_dir / name) for name, fig in figures(result, users)]

@@ -2,65 +2,101 @@
 
 Runtime is what a group may use at each moment (its min plus what it borrowed, or less when
 it lent): where used touches runtime the group was held back, where runtime drops below used
-its jobs were revoked. Over long traces used is drawn as a mean line with a band up to the
-maximum per bucket and runtime as its bucket mean, like the other usage plots.
+its jobs were revoked. Used is drawn as a mean line with a p10-p90 band per bucket and
+runtime as its bucket mean, like the other usage plots; one column per resource the jobs ask
+for, one row per quota group (the largest, then the others summed).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from quotactor.sim.plots import _DAY, _band, _bucket_width, _pyplot, _unit, bucketed
+from quotactor.core.resources import Resource
+from quotactor.sim.fmt import axis_unit, short_name
+from quotactor.sim.plots import (
+    _DAY,
+    OTHERS,
+    TOP_SERIES,
+    _band,
+    _bucket_width,
+    _layout,
+    _Legend,
+    _plotted,
+    _pyplot,
+    _x_label,
+    bucketed,
+)
 from quotactor.sim.result import QuotaTrack, SimulationResult
+from quotactor.sim.usage import Series, combined
 
-__all__ = ["QUOTAS_PNG", "plot_quotas"]
+__all__ = ["QUOTAS_PNG", "quota_figure"]
 
 QUOTAS_PNG = "quota-groups.png"
 
 
-def plot_quotas(result: SimulationResult, out_dir: Path) -> Path:
-    """One panel per quota group; returns the PNG's path."""
+def _steps(name: str, times: tuple[float, ...], values: tuple[Resource, ...]) -> Series:
+    return Series("queue", name, times, values, (0,) * len(times))
+
+
+def quota_figure(result: SimulationResult) -> Any:
+    """One row per quota group (the `TOP_SERIES` largest by use, then the others with
+    their used and runtime summed), one column per resource."""
     plt = _pyplot()
-    resource = result.primary_resource
-    scale, unit = _unit(resource)
-    tracks = result.quota_tracks
+    resources = _plotted(result)
     span = (result.start_time, result.end_time)
-    width, width_name = _bucket_width(span[1] - span[0])
-    rows = max(1, len(tracks))
-    fig, axes = plt.subplots(rows, 1, figsize=(11, 1.9 * rows + 0.9), squeeze=False,
-                             sharex=True)
-    for index, track in enumerate(tracks):
-        _panel(axes[index][0], track, resource, scale, unit, span, width)
-    axes[-1][0].set_xlabel(f"days since the first submission (mean per {width_name}; band: "
-                           "used up to the maximum)", fontsize=8)
-    fig.suptitle(f"{result.label}: {resource} per quota group ({result.model} model): used "
-                 "against runtime, min and max", fontsize=10)
-    fig.tight_layout()
-    path = out_dir / QUOTAS_PNG
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    capacity = result.cluster.capacity
+
+    def size(track: QuotaTrack) -> float:
+        used = _steps(track.name, track.times, track.used)
+        return sum(used.integral(r, result.end_time) / capacity[r]
+                   for r in resources if capacity.get(r, 0))
+
+    ranked = sorted(result.quota_tracks, key=lambda t: (-size(t), t.name))
+    rows: list[tuple[str, Series, Series, QuotaTrack | None]] = [
+        (f"quota {t.name}", _steps(t.name, t.times, t.used), _steps(t.name, t.times, t.runtime),
+         t) for t in ranked[:TOP_SERIES]]
+    rest = ranked[TOP_SERIES:]
+    if rest:
+        rows.append((f"{OTHERS} ({len(rest)} quota groups, summed)",
+                     combined("queue", OTHERS, (_steps(t.name, t.times, t.used) for t in rest)),
+                     combined("queue", OTHERS,
+                              (_steps(t.name, t.times, t.runtime) for t in rest)), None))
+    fig, axes = plt.subplots(max(1, len(rows)), len(resources),
+                             figsize=(max(11.0, 4.6 * len(resources) + 1.5),
+                                      1.8 * max(1, len(rows)) + 0.9),
+                             squeeze=False, sharex=True, layout="constrained")
+    legend = _Legend()
+    for r, (title, used, runtime, track) in enumerate(rows):
+        for c, resource in enumerate(resources):
+            _panel(axes[r][c], title, used, runtime, track, resource, span)
+            legend.collect(axes[r][c])
+    legend.band()
+    fig.supxlabel(_x_label(span), fontsize=8)
+    fig.suptitle(f"{result.label}: per quota group ({result.model} model): used against "
+                 "runtime, min and max", fontsize=10)
+    return _layout(fig, legend)
 
 
-def _panel(axis: Any, track: QuotaTrack, resource: str, scale: float, unit: str,
-           span: tuple[float, float], width: float) -> None:
+def _panel(axis: Any, title: str, used: Series, runtime: Series, track: QuotaTrack | None,
+           resource: str, span: tuple[float, float]) -> None:
     start, end = span
-    _band(axis, track.times, [v.get(resource, 0) / scale for v in track.used], span,
-          "tab:blue", "used (mean, band to max)", width)
-    starts, means, _ = bucketed(track.times, [v.get(resource, 0) / scale
-                                              for v in track.runtime], start, end, width)
+    bounds = [track.min.get(resource, 0), track.max.get(resource, 0)] if track else []
+    largest = max([used.peak().get(resource, 0), *bounds])
+    scale, unit = axis_unit(resource, largest)
+    _band(axis, used.times, [v.get(resource, 0) / scale for v in used.values], span,
+          "tab:blue", "used (mean per bucket)")
+    width, _ = _bucket_width(end - start)
+    starts, means, _ = bucketed(runtime.times, [v.get(resource, 0) / scale
+                                                for v in runtime.values], start, end, width)
     days = [(t - start) / _DAY for t in starts] + [(end - start) / _DAY]
     axis.step(days, [*means, means[-1]], where="post", color="tab:green", linewidth=1.2,
-              linestyle=(0, (3, 2)),
-              label="runtime (mean)")
-    for bound, style, name in ((track.min, "--", "min"), (track.max, ":", "max")):
-        if resource in bound:
-            axis.axhline(bound[resource] / scale, color="tab:red", linestyle=style,
-                         linewidth=1.0, label=name)
-    axis.set_title(f"quota {track.name}", fontsize=9)
-    axis.set_ylabel(unit, fontsize=8)
+              linestyle=(0, (3, 2)), label="runtime (mean per bucket)")
+    if track is not None:
+        for bound, style, name in ((track.min, "--", "min"), (track.max, ":", "max")):
+            if resource in bound:
+                axis.axhline(bound[resource] / scale, color="tab:red", linestyle=style,
+                             linewidth=1.0, label=name)
+    axis.set_title(f"{title}: {short_name(resource)}", fontsize=8)
+    axis.set_ylabel(unit, fontsize=7)
     axis.set_ylim(bottom=0)
     axis.tick_params(labelsize=7)
-    axis.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
-                frameon=False)

@@ -1,4 +1,4 @@
-"""Every resource reported in human units, the utilization split, per node class."""
+"""Every resource reported in human units, the utilization split, per node class, the plots."""
 
 from __future__ import annotations
 
@@ -226,6 +226,65 @@ def test_resources_named_by_jobs_or_cluster(gpu_run: SimulationResult) -> None:
     assert resource_names(with_pods) == ("vcore", "memory", "nvidia.com/gpu", "pods")
     assert resource_names(with_pods, workload_only=True) == (
         "vcore", "memory", "nvidia.com/gpu")
+
+
+# -- plots ----------------------------------------------------------------------------------
+
+def _many_groups() -> SimulationResult:
+    queues = "".join(f"          - name: q{i}\n" for i in range(12))
+    config = QUEUE.replace("          - name: work\n", queues)
+    lines = ["job_id,user,groups,queue,submit,duration,tasks,resources"]
+    for i in range(60):
+        lines.append(f"j{i},u{i % 30},g{i % 25},root.q{i % 12},{i * 30},{300 + 40 * (i % 7)},"
+                     f"{1 + i % 3},vcore=1;memory=2Gi;nvidia.com/gpu={i % 2}")
+    workload = parse_csv([line + "\n" for line in lines])
+    cluster = uniform_cluster(2, {"vcore": "4", "memory": "16Gi", "nvidia.com/gpu": "2"})
+    return _replay(workload, cluster, config)
+
+
+def test_every_figure_has_one_legend_with_the_top_series_and_others() -> None:
+    import matplotlib.pyplot as plt
+
+    from quotactor.sim.plots import OTHERS, TOP_SERIES, figures
+
+    result = _many_groups()
+    assert len(result.group_series) == 25 and len(result.queue_series) == 12
+    names = []
+    for name, fig in figures(result, users=4):
+        names.append(name)
+        assert len(fig.legends) == 1, name
+        assert all(ax.get_legend() is None for ax in fig.axes), name
+        labels = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert len(labels) <= TOP_SERIES + 1, (name, labels)
+        if name in ("queues.png", "wait-times.png"):
+            assert labels[-1].startswith(f"{OTHERS} (")
+        if name == "usage-groups.png":
+            titles = {ax.get_title().split(":")[0] for ax in fig.axes if ax.get_title()}
+            assert len(titles) == TOP_SERIES + 1 and "others (summed)" in titles
+        if name == "utilization.png":
+            assert [ax.get_ylabel() for ax in fig.axes[:3]] == [
+                "vcore (% of cluster)", "memory (% of cluster)", "gpu (% of cluster)"]
+            assert fig.axes[2].get_title().startswith("busy ")
+        if name == "held-back-users.png":
+            assert fig.axes[0].get_xscale() == "log"
+        plt.close(fig)
+    assert names == ["utilization.png", "queues.png", "held-back-users.png",
+                     "usage-groups.png", "usage-top-users.png", "wait-times.png"]
+
+
+def test_bands_spread_from_the_10th_to_the_90th_percentile_of_the_time() -> None:
+    from quotactor.sim.plots import spread
+
+    # one bucket of 100 s: 0 for 5 s, 10 for 80 s, 50 for 15 s
+    starts, means, lows, highs = spread([0, 5, 85], [0, 10, 50], 0, 100, 100)
+    assert starts == [0] and means == [(10 * 80 + 50 * 15) / 100]
+    assert (lows, highs) == ([10], [50])
+    # a short spike does not set the band: 100 for 5 s of 100
+    _, _, lows, highs = spread([0, 50, 55], [20, 100, 20], 0, 100, 100)
+    assert (lows, highs) == ([20], [20])
+    # before a series' first point it is 0
+    _, means, lows, _ = spread([50], [4], 0, 100, 50)
+    assert means == [0.0, 4.0] and lows == [0.0, 4.0]
 
 
 def test_reports_do_not_import_matplotlib() -> None:
