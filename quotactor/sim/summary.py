@@ -69,6 +69,8 @@ def format_summary(result: SimulationResult, max_users: int = 15) -> str:
         f"replayed in {perf.wall_seconds:.1f}s ({perf.cycles} cycles, {perf.decisions} "
         f"decisions, {perf.decisions_per_second:,.0f}/s)",
     ]
+    if result.placement:
+        lines.append(f"placement of parallel jobs: {result.placement}")
     if workload.bad_lines:
         lines.append(f"skipped {workload.bad_lines} bad input lines (first: "
                      f"{workload.problems[0]})")
@@ -130,7 +132,7 @@ def _node_classes(result: SimulationResult) -> list[str]:
             row += [percent(shares[n]) if n in shares else "-" for n in names]
         table.append(row)
     note = ("USED = share of the class's capacity x virtual time held by allocations"
-            if recorded else "usage per node class is not recorded by this model")
+            if recorded else "usage per node class was not recorded by this replay")
     return ["", render_table(header, table), note]
 
 

@@ -115,32 +115,41 @@ class UsageTimeline:
         it is given (and not empty)."""
         self._tracks: dict[tuple[SeriesKind, str], _Track] = {}
         self._node_class = dict(node_class or {})
-        self._on_nodes: dict[str, dict[str, Resource]] = {}
+        self._on_nodes: dict[str, dict[tuple[str, bool], Resource]] = {}
+        """Per application, what it holds per (node, placeholder or not)."""
 
     @property
     def tracks_nodes(self) -> bool:
         """Whether allocations per node are recorded (the timeline was given classes)."""
         return bool(self._node_class)
 
-    def on_node(self, now: float, app_id: str, node_id: str, delta: Resource) -> None:
-        """An allocation of `app_id` on `node_id` (negative `delta`: a release of one), for
-        the usage of the node's class; nothing when no classes were given."""
+    def on_node(self, now: float, app_id: str, node_id: str, delta: Resource, *,
+                placeholder: bool = False) -> None:
+        """`app_id` holds `delta` more on `node_id` from `now` on (less, where negative: a
+        release), as a placeholder or as real work; recorded for the node's class, and
+        nothing at all when no classes were given."""
         if not self._node_class:
             return
         held = self._on_nodes.setdefault(app_id, {})
-        left = held.get(node_id, Resource()) + delta
+        where = (node_id, placeholder)
+        left = held.get(where, Resource()) + delta
         if left:
-            held[node_id] = left
+            held[where] = left
         else:
-            held.pop(node_id, None)
+            held.pop(where, None)
             if not held:
                 del self._on_nodes[app_id]
         self._track("nodeclass", self._node_class.get(node_id, node_id)).add(now, delta, 0)
 
-    def off_nodes(self, now: float, app_id: str) -> None:
-        """Everything `app_id` still holds on nodes is released at `now`."""
-        for node_id, held in self._on_nodes.pop(app_id, {}).items():
-            self._track("nodeclass", self._node_class.get(node_id, node_id)).add(now, -held, 0)
+    def off_nodes(self, now: float, app_id: str, *, placeholders_only: bool = False) -> None:
+        """Everything `app_id` still holds on nodes (only its placeholders, when
+        `placeholders_only`) is released at `now`."""
+        held = self._on_nodes.get(app_id, {})
+        for where in [w for w in held if w[1] or not placeholders_only]:
+            self._track("nodeclass", self._node_class.get(where[0], where[0])).add(
+                now, -held.pop(where), 0)
+        if not held:
+            self._on_nodes.pop(app_id, None)
 
     def change(self, now: float, user: str, group: str | None, queue: str,
                delta: Resource, apps: int = 0) -> None:

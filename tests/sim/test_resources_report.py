@@ -19,10 +19,11 @@ from quotactor.sim.replay import ReplayOptions, replay
 from quotactor.sim.report import build_report, write_report
 from quotactor.sim.result import SimulationResult
 from quotactor.sim.summary import format_summary
-from quotactor.sim.usage import Series, combined
+from quotactor.sim.usage import Series, UsageTimeline, combined
 from quotactor.sim.utilization import (
     ResourceUse,
     busy_series,
+    class_use,
     node_class_of,
     node_classes,
     resource_names,
@@ -110,6 +111,40 @@ def test_a_heterogeneous_cluster_is_reported_per_node_class(gpu_run: SimulationR
     assert [c["name"] for c in report["cluster"]["nodeClasses"]] == ["cpu", "gpu"]
     assert report["cluster"]["nodeClasses"][1]["perNodeText"] == {
         "vcore": "16", "memory": "64Gi", "nvidia.com/gpu": "4"}
+
+
+def test_usage_per_node_class_from_allocations_per_node(gpu_run: SimulationResult) -> None:
+    gpus = Resource({"vcore": 8000, "nvidia.com/gpu": 4})
+    timeline = UsageTimeline(node_class_of(gpu_run.cluster))
+    timeline.on_node(0, "a", "gpu-001", gpus)
+    timeline.on_node(0, "a", "gpu-002", Resource({"nvidia.com/gpu": 2}), placeholder=True)
+    timeline.on_node(0, "b", "cpu-001", Resource({"vcore": 4000}))
+    timeline.on_node(0, "b", "cpu-002", Resource({"vcore": 4000}))
+    timeline.off_nodes(1800, "a", placeholders_only=True)  # a gang's placeholders time out
+    timeline.on_node(1800, "b", "cpu-002", -Resource({"vcore": 4000}))  # one task released
+    timeline.off_nodes(2700, "b")
+    timeline.off_nodes(3600, "a")
+    assert timeline.leftover() == {}
+    result = replace(gpu_run, node_class_series=timeline.series("nodeclass"), start_time=0,
+                     end_time=3600)
+    shares = {c.name: s for c, s in class_use(result)}
+    assert shares["gpu"]["nvidia.com/gpu"] == (4 * 3600 + 2 * 1800) / (8 * 3600)
+    assert shares["gpu"]["vcore"] == 8000 * 3600 / (32000 * 3600)
+    assert shares["cpu"]["vcore"] == (4000 * 2700 + 4000 * 1800) / (16000 * 3600)
+    assert "nvidia.com/gpu" not in shares["cpu"]  # the class offers none
+    text = format_summary(result)
+    table = text[text.index("NODE CLASS"):].splitlines()
+    assert table[0].split()[-3:] == ["USED", "GPU", "USED"]
+    assert table[2].split()[-3:] == ["25%", "0%", "62%"]  # gpu: vcore, memory, gpu
+    assert build_report(result)["cluster"]["nodeClasses"][1]["utilization"] == {
+        "vcore": 0.25, "memory": 0.0, "nvidia.com/gpu": 0.625}
+
+
+def test_a_timeline_without_classes_records_no_nodes() -> None:
+    timeline = UsageTimeline()
+    timeline.on_node(0, "a", "n1", Resource({"vcore": 1000}))
+    timeline.off_nodes(1, "a")
+    assert not timeline.tracks_nodes and timeline.series("nodeclass") == {}
 
 
 def test_node_classes_of_alike_nodes_and_names() -> None:
