@@ -8,7 +8,7 @@ place.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -69,6 +69,7 @@ class Application:
     """One application of a partition: identity, placement, books, state and history."""
 
     __slots__ = (
+        "_priorities",
         "_sorted",
         "all_or_nothing",
         "allocated",
@@ -137,6 +138,8 @@ class Application:
         self.events = EventLog(event_limit)
         self.wait: Wait | None = None
         self._sorted: list[PendingAsk] | None = None
+        self._priorities: dict[int, int] = {}
+        """How many pending asks have each priority (`priority` is the highest)."""
 
     @property
     def placed_whole(self) -> bool:
@@ -162,6 +165,9 @@ class Application:
     def add_ask(self, ask: Ask, now: float, seq: int) -> None:
         """Add an ask, or replace the pending ask with the same key."""
         old = self.asks.get(ask.key)
+        if old is not None:
+            self._count_priority(old.ask.priority, -1)
+        self._count_priority(ask.priority, 1)
         self.asks[ask.key] = PendingAsk(ask, now if old is None else old.added_at,
                                         seq if old is None else old.seq)
         self.pending = self.pending + (ask.resource if old is None
@@ -176,6 +182,7 @@ class Application:
     def remove_ask(self, key: str) -> Ask:
         pending = self.asks.pop(key)
         self.pending = self.pending - pending.ask.resource
+        self._count_priority(pending.ask.priority, -1)
         self._asks_changed()
         return pending.ask
 
@@ -194,9 +201,16 @@ class Application:
         for pending in self.asks.values():
             pending.wait, pending.blocked = wait, token
 
+    def _count_priority(self, priority: int, delta: int) -> None:
+        left = self._priorities.get(priority, 0) + delta
+        if left:
+            self._priorities[priority] = left
+        else:
+            del self._priorities[priority]
+
     def _asks_changed(self) -> None:
         self._sorted = None
-        self.priority = max((p.ask.priority for p in self.asks.values()), default=MIN_PRIORITY)
+        self.priority = max(self._priorities, default=MIN_PRIORITY)
 
     # -- allocations ----------------------------------------------------------------------
 
@@ -206,6 +220,17 @@ class Application:
             self.placeholder_allocated = self.placeholder_allocated + allocation.resource
         else:
             self.allocated = self.allocated + allocation.resource
+        self.max_allocated = self.max_allocated.component_max(
+            self.allocated + self.placeholder_allocated)
+
+    def add_allocations(self, allocations: Sequence[Allocation]) -> None:
+        """Add real (not placeholder) allocations, as `add_allocation` of each would."""
+        total: dict[str, int] = {}
+        for allocation in allocations:
+            self.allocations[allocation.key] = allocation
+            for name, quantity in allocation.resource.items():
+                total[name] = total.get(name, 0) + quantity
+        self.allocated = self.allocated + Resource(total)
         self.max_allocated = self.max_allocated.component_max(
             self.allocated + self.placeholder_allocated)
 

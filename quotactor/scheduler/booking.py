@@ -59,14 +59,29 @@ def allocate_all(p: PartitionCore, app: Application,
                     planned[0][0].ask.key)
     now = p.now()
     made: list[Allocation] = []
+    touched: dict[str, Node] = {}
     for pending, node in planned:
         ask = pending.ask
         allocation = Allocation(ask.key, app.application_id, p.name, node.node_id,
                                 ask.resource, ask.priority, ask.placeholder, ask.task_group,
                                 pending.added_at, now, allow_preempt_self=ask.allow_preempt_self,
                                 originator=ask.originator, required_node=ask.required_node)
-        place(p, app, allocation, node, now)
+        if ask.placeholder:
+            place(p, app, allocation, node, now)
+        else:
+            node.add(allocation)
+            touched[node.node_id] = node
+            app.note(now, "allocated", f"{allocation.key} on {node.node_id} "
+                     f"{allocation.resource}")
         made.append(allocation)
+    for node in touched.values():
+        p.nodes.changed(node)
+    real = [a for a in made if not a.placeholder]
+    if real:
+        app.add_allocations(real)
+        p.log.debug("scheduler.allocated_all", app=app.application_id, allocations=len(real))
+        for _ in real[:2]:  # a second allocation moves Starting on to Running
+            transition(p, app, Trigger.RUN, "allocation added", now)
     drop_asks(p, app, tuple(a.key for a in made), timed_out=False)
     return made
 

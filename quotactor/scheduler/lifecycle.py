@@ -229,12 +229,13 @@ def after_release(p: PartitionCore, app: Application, placeholder: bool, now: fl
 def drop_asks(p: PartitionCore, app: Application, keys: Iterable[str], *, timed_out: bool) -> None:
     """Forget pending asks (placeholder asks count as timed out when `timed_out`)."""
     queue = app.queue
-    for key in list(keys):
-        ask = app.remove_ask(key)
-        if queue is not None:
-            queue.ask_removed(app, ask)
-        if ask.placeholder and timed_out:
-            app.count_timed_out(ask.task_group)
+    removed = [app.remove_ask(key) for key in list(keys)]
+    if queue is not None and removed:
+        queue.asks_removed(app, removed)
+    if timed_out:
+        for ask in removed:
+            if ask.placeholder:
+                app.count_timed_out(ask.task_group)
     p.backlog.turn_passed(app)
 
 

@@ -10,7 +10,7 @@ dependencies run one way. It is not thread-safe by itself; `Scheduler` serialise
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from quotactor.core.errors import InvalidRequest
@@ -252,6 +252,37 @@ class Partition:
             self.log.info("scheduler.required_node_unknown", app=application_id, ask=ask.key,
                           node=ask.required_node)
         self._add_ask(app, ask)
+
+    def add_asks(self, application_id: str, asks: Sequence[Ask]) -> None:
+        """Add the first asks of a new application, as `add_ask` of each in turn would
+        (`InvalidRequest`, and nothing added, if one could not be)."""
+        app = self.app(application_id)
+        keys = {ask.key for ask in asks}
+        if app.asks or app.allocations or len(keys) < len(asks) or len(asks) < 2:
+            for ask in asks:
+                self.add_ask(application_id, ask)
+            return
+        if app.state not in _ADDABLE:
+            raise InvalidRequest(f"application {application_id} is {app.state.value}: it takes"
+                                 " no new asks")
+        for ask in asks:
+            if ask.placeholder and app.gang is None:
+                raise InvalidRequest(f"placeholder ask {ask.key!r}: {application_id} has no "
+                                     "gang")
+        for ask in asks:
+            if ask.required_node is not None and ask.required_node not in self.nodes.nodes:
+                self.log.info("scheduler.required_node_unknown", app=application_id,
+                              ask=ask.key, node=ask.required_node)
+        now = self.now()
+        queue = app.queue
+        assert queue is not None
+        for ask in asks:
+            app.add_ask(ask, now, self.next_seq())
+            app.note(now, "ask", f"{ask.key} {ask.resource} priority {ask.priority}")
+            if app.state is S.NEW:
+                transition(self, app, Trigger.RUN, "first ask added", now)
+        queue.asks_added(app, asks)
+        self.fresh[app.application_id] = app
 
     def _add_ask(self, app: Application, ask: Ask) -> None:
         now = self.now()

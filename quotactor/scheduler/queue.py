@@ -9,7 +9,7 @@ no new applications, keeps scheduling the ones it has, and disappears when it is
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -206,6 +206,26 @@ class Queue:
             queue._count(ask, 1)
         self.pending_apps[app.application_id] = app
 
+    def asks_added(self, app: Application, asks: Sequence[Ask]) -> None:
+        """Count new pending asks of `app` (none replacing another) in this leaf and up the
+        hierarchy, as `ask_added` of each would."""
+        total, alike = _tally(asks)
+        for queue in self.lineage():
+            queue.pending = queue.pending + total
+            for ask, count in alike:
+                queue._count(ask, count)
+        self.pending_apps[app.application_id] = app
+
+    def asks_removed(self, app: Application, asks: Sequence[Ask]) -> None:
+        """Stop counting pending asks of `app`, as `ask_removed` of each would."""
+        total, alike = _tally(asks)
+        for queue in self.lineage():
+            queue.pending = queue.pending - total
+            for ask, count in alike:
+                queue._count(ask, -count)
+        if not app.asks:
+            self.pending_apps.pop(app.application_id, None)
+
     def ask_removed(self, app: Application, ask: Ask) -> None:
         for queue in self.lineage():
             queue.pending = queue.pending - ask.resource
@@ -267,3 +287,17 @@ def _int(text: str) -> int:
         return int(text)
     except ValueError:
         return 0
+
+
+def _tally(asks: Sequence[Ask]) -> tuple[Resource, list[tuple[Ask, int]]]:
+    """The total of `asks`, and one of each kind `Queue._count` tells apart with how many
+    there are of that kind."""
+    total: dict[str, int] = {}
+    kinds: dict[tuple[Resource, int, bool], tuple[Ask, int]] = {}
+    for ask in asks:
+        for name, quantity in ask.resource.items():
+            total[name] = total.get(name, 0) + quantity
+        key = (ask.resource, ask.priority, ask.required_node is not None)
+        kind = kinds.get(key)
+        kinds[key] = (ask, 1) if kind is None else (kind[0], kind[1] + 1)
+    return Resource(total), list(kinds.values())

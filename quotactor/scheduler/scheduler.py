@@ -183,8 +183,7 @@ class Scheduler:
             p = self._partition(partition)
             app = p.submit(application_id, user, queue, tags or {}, gang, None)
             if app.state is not ApplicationState.REJECTED:
-                for ask in asks:
-                    p.add_ask(application_id, ask)
+                p.add_asks(application_id, list(asks))
             return application_info(app)
 
     def add_ask(self, application_id: str, ask: Ask, *,
