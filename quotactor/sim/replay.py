@@ -695,6 +695,7 @@ class _Replay:
             start_time=self.workload.jobs[0].submit,
             end_time=end,
             leftover=self._leftover(),
+            placement=self.options.placement_text,
             performance=performance,
             pending_series=(*self.pending, (end, 0)),
             preemptions=self.tally.stats(self.scheduler.preemption_counts(self.partition)),

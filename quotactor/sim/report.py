@@ -63,6 +63,7 @@ def build_report(result: SimulationResult) -> dict[str, Any]:
     report: dict[str, Any] = {
         "label": result.label,
         "model": result.model,
+        **({"placement": result.placement} if result.placement else {}),
         "config": result.config_source,
         "workload": {
             "source": workload.source,

@@ -93,6 +93,9 @@ class SimulationResult:
     preemptions: PreemptionStats = field(default_factory=PreemptionStats)
     model: str = "yunikorn"
     """The quota model replayed: yunikorn, elastic or quotatree."""
+    placement: str = ""
+    """How the replay placed a job's tasks, as the report names it (`whole`, `tasks`, `gang
+    (Soft, placeholders time out after 15.0m)`); empty for models that place no tasks."""
     quota_tracks: tuple[QuotaTrack, ...] = ()
     """Per quota group figures over time (models with quota groups only)."""
     node_class_series: Mapping[str, Series] = field(

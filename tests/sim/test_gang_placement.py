@@ -28,8 +28,9 @@ from quotactor.sim.jobs import Workload
 from quotactor.sim.outcomes import JobOutcome, JobState
 from quotactor.sim.packing import Packing
 from quotactor.sim.replay import Placement, ReplayOptions, replay
-from quotactor.sim.report import write_jobs_csv
+from quotactor.sim.report import build_report, write_jobs_csv
 from quotactor.sim.result import SimulationResult
+from quotactor.sim.summary import format_summary
 from quotactor.sim.usage import Series
 
 OPEN = """\
@@ -365,3 +366,13 @@ def test_a_gang_timeout_of_zero_is_refused(inputs: tuple[Path, Path],
                   "--nodes", "4", "--placement", "gang", "--gang-timeout", "0")
     assert exited.value.code == 2
     assert "--gang-timeout: must be more than 0 seconds" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("placement", "named"), [
+    ("gang", "gang (Soft, placeholders time out after 15.0m)"), ("whole", "whole"),
+    ("tasks", "tasks")])
+def test_the_report_and_the_summary_name_the_placement(placement: Placement,
+                                                       named: str) -> None:
+    with replaying(WAITS_FOR_ROOM, placement=placement) as (result, _):
+        assert build_report(result)["placement"] == named
+        assert f"placement of parallel jobs: {named}\n" in format_summary(result)
