@@ -13,7 +13,9 @@ failed = [line for _, ok, line in evaluate([parse_check("p95_wait < 2h")], resul
 ```
 The same workload replays under Koordinator's elastic quota or MCAD's quota trees with
 `replay_model(load_elastic_model(yaml_text, cluster.capacity), workload, cluster)` (or
-`load_quotatree_model(json_text)`): same result, report and plots.
+`load_quotatree_model(json_text)`): same result, report and plots. `verify(result)` checks
+any result against the invariants every model must keep (usage within the cluster, quotas
+and limits; jobs run as long as they last) and names each breach.
 `quotactor simulate` and `quotactor demo` (`quotactor.sim.cli`) wrap this with reports, plots,
 comparisons and a REST server.
 """
@@ -29,6 +31,7 @@ from quotactor.sim.replay import ReplayOptions, replay
 from quotactor.sim.result import Performance, QuotaTrack, SimulationResult
 from quotactor.sim.summary import format_summary
 from quotactor.sim.synthetic import SyntheticSpec, generate
+from quotactor.sim.verify import Verification, Violation, check_result, verify
 from quotactor.sim.whatif import QueueFigures, WhatIf, analyse
 from quotactor.sim.workload import load_workload
 
@@ -54,10 +57,13 @@ __all__ = [
     "SimulationResult",
     "SyntheticSpec",
     "TaskGroup",
+    "Verification",
+    "Violation",
     "WhatIf",
     "Workload",
     "WorkloadError",
     "analyse",
+    "check_result",
     "evaluate",
     "format_summary",
     "generate",
@@ -69,4 +75,5 @@ __all__ = [
     "replay",
     "replay_model",
     "uniform_cluster",
+    "verify",
 ]

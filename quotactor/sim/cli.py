@@ -2,7 +2,8 @@
 
 `add_parser` registers both subcommands on the `quotactor` command's subparsers; each sets
 `func`, which returns the exit code: 0 on success, 2 when an input (config, workload, cluster)
-is unusable, 1 when the run itself fails (for example a port in use for `--serve`).
+is unusable, 1 when the run itself fails (for example a port in use for `--serve`), 3 when
+`--verify` finds a result breaking an invariant (`quotactor.sim.verify`).
 """
 
 from __future__ import annotations
@@ -147,6 +148,10 @@ def _output_args(parser: argparse.ArgumentParser, default_out: str) -> None:
                         help=f"directory for report.json, jobs.csv and plots "
                         f"(default ./{default_out})")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    parser.add_argument("--verify", action="store_true",
+                        help="check every run's result against the invariants (usage within "
+                        "the cluster, quotas and limits; jobs run as long as they last); exit "
+                        "3 naming the first one broken")
     parser.add_argument("--users", type=int, default=15, metavar="N",
                         help="users listed in the summary, most held back first, and rows "
                         "per table of --compare, largest change first (0: all)")
@@ -366,6 +371,7 @@ def _run(args: argparse.Namespace, runs: list[ConfigRun | ModelRun], workload: W
     served: list[Any] = []
     compare = len(runs) == 2
     results: list[SimulationResult] = []
+    broken = 0
     try:
         for index, run in enumerate(runs):
             if isinstance(run, ModelRun):
@@ -385,6 +391,7 @@ def _run(args: argparse.Namespace, runs: list[ConfigRun | ModelRun], workload: W
             print()
             folder = args.out / f"{'ab'[index]}-{result.label}" if compare else args.out
             _print_outputs(write_outputs(result, folder, plots=not args.no_plots))
+            broken += _verify(result, args) if args.verify else 0
         if compare:
             print()
             print(format_comparison(results[0], results[1], args.users))
@@ -394,7 +401,7 @@ def _run(args: argparse.Namespace, runs: list[ConfigRun | ModelRun], workload: W
         failed = _run_checks(args.parsed_checks, results, args.sim_command)
         if served:
             _wait_for_interrupt(served[1].url)
-        return 1 if failed else 0
+        return 3 if broken else 1 if failed else 0
     except KeyboardInterrupt:
         done = ", ".join(r.label for r in results)
         print(f"\nquotactor {args.sim_command}: interrupted; "
@@ -446,6 +453,19 @@ def _serve(scheduler: Any, args: argparse.Namespace) -> Any:
     print(f"serving {server.url} (partitions, queues, applications, nodes, usage) during "
           f"the replay", file=sys.stderr)
     return server
+
+
+def _verify(result: SimulationResult, args: argparse.Namespace) -> int:
+    """Check `result`'s invariants and say so in one line; returns 1 if one is broken."""
+    from quotactor.sim.verify import check_result
+
+    verification = check_result(result)
+    if verification.first is None:
+        print(f"{result.label}: {verification.summary()}")
+        return 0
+    print(f"quotactor {args.sim_command}: {result.label}: {verification.summary()}",
+          file=sys.stderr)
+    return 1
 
 
 def _print_outputs(outputs: Outputs) -> None:

@@ -699,6 +699,8 @@ class _Replay:
             performance=performance,
             pending_series=(*self.pending, (end, 0)),
             preemptions=self.tally.stats(self.scheduler.preemption_counts(self.partition)),
+            queue_max={q.path: Resource(q.max_resources) for q in self.scheduler.queues(
+                partition=self.partition) if q.max_resources is not None},
         )
 
 
