@@ -110,7 +110,7 @@ def _resources(uses: Sequence[ResourceUse]) -> list[str]:
             for u in uses]
     return ["", render_table(("RESOURCE", "CAPACITY", "PEAK USED", "BUSY", "LOST",
                               "RESERVED/IDLE"), rows),
-            "BUSY = work of the completed runs, LOST = runs preempted later, RESERVED/IDLE = "
+            "BUSY = work of the completed runs, LOST = runs preempted later, RESERVED/IDLE =",
             "held by allocations that did no work; shares of capacity x virtual time"]
 
 
