@@ -98,9 +98,6 @@ class SimulationResult:
     (Soft, placeholders time out after 15.0m)`); empty for models that place no tasks."""
     quota_tracks: tuple[QuotaTrack, ...] = ()
     """Per quota group figures over time (models with quota groups only)."""
-    queue_max: Mapping[str, Resource] = field(default_factory=dict)
-    """The maximum of each queue that has one at the end of the replay, by path (the
-    YuniKorn model only)."""
     node_class_series: Mapping[str, Series] = field(
         default_factory=lambda: MappingProxyType({}))
     """Usage per node class (see `quotactor.sim.utilization.node_classes`), recorded when
