@@ -197,20 +197,29 @@ class NodeSet:
         date (its sorting key was `old` and is `new`)."""
         node_id = node.node_id
         available = node.available
+        has_room = False
+        for quantity in available.values():
+            if quantity > 0:
+                has_room = True
+                break
         roomy = self._roomy
-        with_room = self._with_room
-        if node_id in roomy:
-            del with_room[bisect_left(with_room, old)]
-            roomy.discard(node_id)
-        if any(quantity > 0 for quantity in available.values()):
-            insort(with_room, new)
-            roomy.add(node_id)
-        share = available if node.schedulable else None
+        had_room = node_id in roomy
+        if had_room != has_room or old != new:
+            with_room = self._with_room
+            if had_room:
+                del with_room[bisect_left(with_room, old)]
+                roomy.discard(node_id)
+            if has_room:
+                insort(with_room, new)
+                roomy.add(node_id)
+        share = available if node._schedulable else None
         before = self._counted[node_id]
         if share is not before:
             room = self._room
-            _add_to(room, before, -1)
-            _add_to(room, share, 1)
+            if before is not None:
+                _add_to(room, before, -1)
+            if share is not None:
+                _add_to(room, share, 1)
             self._counted[node_id] = share
 
     def free_room(self, owner: str = "") -> Resource:
