@@ -71,14 +71,14 @@ def allocate_all(p: PartitionCore, app: Application,
         else:
             node.add(allocation)
             touched[node.node_id] = node
-            app.note(now, "allocated", f"{allocation.key} on {node.node_id} "
-                     f"{allocation.resource}")
         made.append(allocation)
     for node in touched.values():
         p.nodes.changed(node)
     real = [a for a in made if not a.placeholder]
     if real:
         app.add_allocations(real)
+        app.note(now, "allocated", f"{len(real)} asks at once ({real[0].key} first) on "
+                 f"{len(touched)} node(s), {total} in all")
         p.log.debug("scheduler.allocated_all", app=app.application_id, allocations=len(real))
         for _ in real[:2]:  # a second allocation moves Starting on to Running
             transition(p, app, Trigger.RUN, "allocation added", now)

@@ -409,8 +409,7 @@ class Cycle:
             result = _for_ask(queue_max_wait(over, total), lead.ask.key)
         else:
             owner = app.application_id
-            nodes = whole.plan(p.nodes, [pending.ask.resource for pending in asks], owner) \
-                if total.fits_within_strict(whole.free_room(p.nodes, owner)) else None
+            nodes = whole.plan(p.nodes, [pending.ask.resource for pending in asks], owner)
             if nodes is None:
                 result = self._no_node(app, total, lead.ask.key)
             else:

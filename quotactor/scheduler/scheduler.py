@@ -423,12 +423,7 @@ class Scheduler:
         """Whether asks of `sizes` could all be placed on the partition's nodes at once now,
         limits aside (on schedulable nodes no reservation holds)."""
         with self._lock:
-            nodes = self._partition(partition).nodes
-            total = Resource()
-            for size in sizes:
-                total = total + size
-            return total.fits_within_strict(whole.free_room(nodes)) \
-                and whole.plan(nodes, sizes) is not None
+            return whole.plan(self._partition(partition).nodes, sizes) is not None
 
     def why_pending(self, application_id: str, *,
                     partition: str = DEFAULT_PARTITION) -> Wait | None:

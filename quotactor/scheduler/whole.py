@@ -45,10 +45,15 @@ def _how_many(size: Resource, room: dict[str, int]) -> int:
 
 def plan(nodes: NodeSet, sizes: Sequence[Resource], owner: str = "") -> list[Node] | None:
     """A node for each of `sizes` (in their order) such that all fit at once on nodes that
-    application `owner` may use, or None."""
+    application `owner` may use, or None (at once when their total exceeds the free room)."""
     by_size: dict[Resource, list[int]] = {}
     for index, size in enumerate(sizes):
         by_size.setdefault(size, []).append(index)
+    room_left = nodes.free_room(owner)
+    for size, indices in by_size.items():  # all of them cannot fit in less room in all
+        for name, quantity in size.items():
+            if quantity * len(indices) > room_left.get(name, 0):
+                return None
     order = sorted(by_size, key=lambda s: (-sum(s.values()), sorted(s.items())))
     left = {size: len(by_size[size]) for size in order}
     chosen: list[Node | None] = [None] * len(sizes)
