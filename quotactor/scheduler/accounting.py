@@ -8,7 +8,8 @@ nothing allocated and nothing pending (`remove_app=True`); queues count running
 applications the same way, so queue and tracker never disagree on what runs.
 
 Accounting also keeps the counters that say when a refused ask may fit again: a release by a
-user, by a member of a group, anywhere in the partition, or on the nodes. An ask refused
+user, by a member of a group (of the shared `*` group: a user whose groups no limit names),
+anywhere in the partition, or on the nodes. An ask refused
 under a counter's value is not asked about again until that counter moves, which keeps the
 number of actor round trips per cycle proportional to what changed.
 
@@ -156,10 +157,20 @@ class Accounting:
         self._by_user[app.user.user] += 1
         for group in app.user.groups:
             self._by_group[group] += 1
+        shared = False
         if app.queue is not None:
             for queue in app.queue.lineage():
                 self._by_queue[queue.path] += 1
+            if app.user.groups and WILDCARD not in app.user.groups:
+                # a user whose groups no limit names counts in the shared `*` group
+                levels = [queue.path for queue in app.queue.lineage()]
+                shared = self.ugm.limit_table.resolve_group(levels, app.user.groups) \
+                    == WILDCARD
+        if shared:
+            self._by_group[WILDCARD] += 1
         self.backlog.released(app)
+        if shared:
+            self.backlog.wake(("group", WILDCARD))
 
     # -- when to ask again ---------------------------------------------------------------
 
@@ -167,7 +178,7 @@ class Accounting:
         """The counter whose next move may lift `wait`, with its current value."""
         if wait.kind == "user":
             return ("user", wait.name, self._by_user[wait.name])
-        if wait.kind == "group" and wait.name != WILDCARD:
+        if wait.kind == "group":
             return ("group", wait.name, self._by_group[wait.name])
         if wait.kind == "node":
             return ("node", "", self.nodes.epoch)

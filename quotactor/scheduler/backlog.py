@@ -4,7 +4,8 @@ An application all of whose asks wait on unmoved counters (`Accounting.token`) i
 under those counters, and a cycle only looks at the applications that are ready (new asks, a
 counter of theirs moved, or not parked yet). So a cycle after one release costs what that
 release could change, not a pass over every pending application. Counters: releases per user,
-per group, per queue (the queue and each ancestor), anywhere (`any`, for the shared `*` group),
+per group (the shared `*` group's by its members' releases), per queue (the queue and each
+ancestor), anywhere (`any`),
 room on the nodes for an ask's size (the node set's epoch), and room for an ask's size under a
 queue's maximum.
 
