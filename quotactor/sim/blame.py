@@ -61,6 +61,9 @@ class Counterfactual:
         self._held: dict[str, _Held] = {}
         self._by_sizes: dict[Sizes, dict[str, None]] = {}
         self._room: dict[Sizes, bool] = {}
+        self._read: dict[tuple[str, str], dict[str, Resource]] = {}
+        """Usage by queue path of users, groups (and queues, by kind "queue"), read once per
+        cycle: usage only changes between cycles."""
 
     def held(self, job_id: str, now: float, kind: str, owner: str, sizes: Sizes, user: str,
              group: str | None, queue: str) -> None:
@@ -88,7 +91,8 @@ class Counterfactual:
             del self._by_sizes[entry.sizes], self._room[entry.sizes]
 
     def refresh(self, now: float) -> None:
-        """Room may have come or gone: re-charge the jobs whose answer changed."""
+        """Room may have come or gone: re-charge the jobs whose answer changed. Called once
+        per scheduling cycle, after its waits were reported."""
         for sizes, jobs in self._by_sizes.items():
             room = self._has_room(sizes)
             if room == self._room[sizes]:
@@ -96,6 +100,7 @@ class Counterfactual:
             self._room[sizes] = room
             for job_id in jobs:
                 self._charge(job_id, self._held[job_id], now, room)
+        self._read.clear()
 
     def _has_room(self, sizes: Sizes) -> bool:
         return self._scheduler.has_room(sizes, partition=self._partition)
@@ -115,12 +120,11 @@ class Counterfactual:
         levels = ancestors(parse_queue_path(entry.queue))
         for path in levels:
             cap = self._queue_max(path)
-            if cap is not None:
-                used = self._scheduler.queue(path, partition=self._partition).allocated
-                if _over(entry.total, used, cap):
-                    yield f"queue {path}'s resources limit"
+            if cap is not None and _over(entry.total, self._usage("queue", path).get(
+                    path, Resource()), cap):
+                yield f"queue {path}'s resources limit"
         table = self._ugm.limit_table
-        user_usage = _usage_by_path(self._ugm.user_usage(entry.user))
+        user_usage = self._usage("user", entry.user)
         for path in levels:
             limit = table.user_limit(path, entry.user)
             if limit is not None and _over(entry.total, user_usage.get(path, Resource()),
@@ -128,12 +132,27 @@ class Counterfactual:
                 yield f"user {entry.user}'s resources limit at {path}"
         if entry.group is None:
             return
-        group_usage = _usage_by_path(self._ugm.group_usage(entry.group))
+        group_usage = self._usage("group", entry.group)
         for path in levels:
             limit = table.group_limit(path, entry.group)
             if limit is not None and _over(entry.total, group_usage.get(path, Resource()),
                                            limit.max_resources):
                 yield f"group {entry.group}'s resources limit at {path}"
+
+
+    def _usage(self, kind: str, name: str) -> dict[str, Resource]:
+        """Queue path -> usage of a user, group or queue (this cycle's reading)."""
+        key = (kind, name)
+        usage = self._read.get(key)
+        if usage is None:
+            if kind == "queue":
+                usage = {name: self._scheduler.queue(name, partition=self._partition).allocated}
+            elif kind == "user":
+                usage = _usage_by_path(self._ugm.user_usage(name))
+            else:
+                usage = _usage_by_path(self._ugm.group_usage(name))
+            self._read[key] = usage
+        return usage
 
 
 def _over(total: Resource, used: Mapping[str, int], cap: Mapping[str, int]) -> bool:

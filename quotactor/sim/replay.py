@@ -72,6 +72,7 @@ from quotactor.sim.progress import Progress
 from quotactor.sim.result import Performance, SimulationResult
 from quotactor.sim.stats import summarise
 from quotactor.sim.usage import UsageTimeline
+from quotactor.sim.utilization import node_class_of
 
 __all__ = ["GANG_STYLES", "PLACEMENTS", "Placement", "ReplayOptions", "replay"]
 
@@ -207,7 +208,7 @@ class _Replay:
         self.recorder = OutcomeRecorder()
         self.blame = Counterfactual(scheduler, self.partition, self.recorder,
                                     self._queue_limit)
-        self.timeline = UsageTimeline()
+        self.timeline = UsageTimeline(node_class_of(cluster))
         self.running: dict[str, _Running] = {}
         self.waiting: dict[str, _Running] = {}
         self.reserving: dict[str, _Running] = {}
@@ -366,20 +367,26 @@ class _Replay:
                     continue
                 if not entry.held:
                     self.recorder.leaves_line(entry.job.job_id, now)
+                job_id = entry.job.job_id
                 if allocation.placeholder:
                     self._hold(entry, now, self._reserve(entry, allocation.task_group, 1))
+                    self.timeline.on_node(now, job_id, allocation.node_id, allocation.resource,
+                                          placeholder=True)
                     if entry.held_back and entry.whole():
                         again = True
                         self._add_held_back(entry)
                     continue
                 delta = allocation.resource
+                self.timeline.on_node(now, job_id, allocation.node_id, delta)
                 if allocation.placeholder_used:  # in its placeholder's place
-                    delta = delta + self._reserve(entry, allocation.task_group, -1)
+                    freed = self._reserve(entry, allocation.task_group, -1)
+                    self.timeline.on_node(now, job_id, allocation.node_id, freed,
+                                          placeholder=True)
+                    delta = delta + freed
                 self._hold(entry, now, delta)
                 entry.asks.pop(allocation.key, None)
                 entry.missing -= 1
                 if entry.missing == 0:
-                    job_id = entry.job.job_id
                     self.blame.forget(job_id)
                     del self.waiting[job_id]
                     self.running[job_id] = entry
@@ -466,6 +473,7 @@ class _Replay:
             entry.reserved = Resource()
             del self.reserving[job_id]
             self._hold(entry, now, -held)
+            self.timeline.off_nodes(now, job_id, placeholders_only=True)
             if info.state in (ApplicationState.FAILED, ApplicationState.FAILING):
                 self._kill(job_id, now, f"gang timeout: its placeholders held "
                            f"{resources_text(held)} of {resources_text(gang.placeholder_total)}"
@@ -509,11 +517,15 @@ class _Replay:
         if victim.placeholder:
             self.scheduler.release(app_id, key, partition=self.partition)
             self._hold(entry, now, self._reserve(entry, victim.task_group, -1))
+            self.timeline.on_node(now, app_id, victim.node_id, -victim.resource,
+                                  placeholder=True)
             self.tally.victim(entry.job.user, entry.group, entry.queue)
             return 0
         released = [victim] if self.options.kill_preempted else [victim, *held.values()]
         for allocation in released:
             self.scheduler.release(app_id, allocation.key, partition=self.partition)
+            self.timeline.on_node(now, app_id, allocation.node_id, -allocation.resource,
+                                  placeholder=allocation.placeholder)
         freed = sum((a.resource for a in released), Resource())
         entry.hold(now, entry.held - freed)
         self.timeline.change(now, entry.job.user, entry.group, entry.queue, -freed,
@@ -608,6 +620,7 @@ class _Replay:
         entry = self.running.pop(job_id)
         self.scheduler.remove_application(job_id, partition=self.partition)
         self.timeline.change(now, entry.job.user, entry.group, entry.queue, -entry.held, -1)
+        self.timeline.off_nodes(now, job_id)
         self.recorder.finished(job_id, now)
 
     def _give_up(self, now: float) -> int:
@@ -646,6 +659,7 @@ class _Replay:
         if entry.held:
             self.timeline.change(now, entry.job.user, entry.group, entry.queue, -entry.held,
                                  -1)
+        self.timeline.off_nodes(now, job_id)
         self.recorder.gave_up(job_id, now, reason, cause)
 
     # -- results -----------------------------------------------------------------------------
@@ -689,6 +703,7 @@ class _Replay:
             user_series=user_series,
             group_series=group_series,
             queue_series=self.timeline.series("queue"),
+            node_class_series=self.timeline.series("nodeclass"),
             total_series=total,
             user_limits=user_limits(table, [u.name for u in users]),
             group_limits=group_limits(table, [g.name for g in groups]),
