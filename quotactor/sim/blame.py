@@ -109,7 +109,7 @@ class Counterfactual:
         if not room:
             self._recorder.waiting(job_id, now, "node", FULL_NODES)
             return
-        owners = [entry.owner, *(o for o in self._binding(entry) if o != entry.owner)]
+        owners = sorted({entry.owner, *self._binding(entry)})
         self._recorder.waiting(job_id, now, entry.kind, " + ".join(owners))
 
     # -- which resource limits alone would hold the job ---------------------------------------

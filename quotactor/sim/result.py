@@ -108,6 +108,11 @@ class SimulationResult:
 
     @property
     def primary_resource(self) -> str:
-        """The resource plots and tables show: vcore when jobs ask for it, else the first."""
+        """The resource the headline figures are about: a GPU when jobs ask for one (on a
+        GPU cluster that is what is scarce and dear), else vcore when they ask for it, else
+        the first they ask for."""
         names = sorted({n for job in self.workload.jobs[:1000] for n in job.total})
+        gpus = [n for n in names if "gpu" in n.lower()]
+        if gpus:
+            return gpus[0]
         return "vcore" if "vcore" in names or not names else names[0]

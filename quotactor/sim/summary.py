@@ -190,6 +190,9 @@ def _headline(w: WhatIf, uses: Sequence[ResourceUse], primary: str) -> list[str]
     split = next((u for u in uses if u.name == primary), None)
     wasted = (f" (lost {percent(split.lost_share)}, reserved/idle "
               f"{percent(split.reserved_share)})" if split is not None else "")
+    others = ", ".join(f"{u.name} {percent(u.busy_share)}" for u in uses if u.name != primary)
+    if others:
+        wasted += f", {others} busy"
     p = w.preemptions
     preempted = (f"; preemptions {p.victims} ({p.work_lost_core_hours:.1f} core-hours lost), "
                  f"reservations {p.reservations} ({p.reserved_node_hours:.1f} node-hours)"

@@ -21,6 +21,9 @@ PREFIX = "synthetic"
 MAX_JOBS = 5_000_000
 """More jobs than this would take hours to replay and gigabytes to hold: refused up front."""
 MAX_USERS = 1_000_000
+MAX_GPUS = 64
+"""More GPUs per task than any node holds."""
+GPU = "nvidia.com/gpu"
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,8 +31,9 @@ class SyntheticSpec:
     """What to generate; every field can be set from the command line (`synthetic:jobs=500`).
 
     `interarrival` is the mean gap between submissions in seconds; `duration` the median run
-    time in seconds with log-normal spread `sigma`; `queues` is a `;`-separated list of queue
-    paths assigned to groups in turn (empty: placement rules decide).
+    time in seconds with log-normal spread `sigma`; each task asks for `vcore`, `memory` (none
+    when empty) and `gpu` whole `nvidia.com/gpu`s (none when 0); `queues` is a `;`-separated
+    list of queue paths assigned to groups in turn (empty: placement rules decide).
     """
 
     jobs: int = 2000
@@ -42,6 +46,7 @@ class SyntheticSpec:
     sigma: float = 1.2
     vcore: str = "1"
     memory: str = ""
+    gpu: int = 0
     queues: str = ""
 
     def __post_init__(self) -> None:
@@ -56,6 +61,8 @@ class SyntheticSpec:
         if self.jobs > MAX_JOBS:
             raise WorkloadError(f"synthetic jobs={self.jobs} is more than {MAX_JOBS:,}, the "
                                 "most a replay takes")
+        if not 0 <= self.gpu <= MAX_GPUS:
+            raise WorkloadError(f"synthetic gpu must be between 0 and {MAX_GPUS} per task")
         for name in ("users", "groups", "max_tasks"):
             if getattr(self, name) > MAX_USERS:
                 raise WorkloadError(f"synthetic {name} must be at most {MAX_USERS:,}")
@@ -97,6 +104,8 @@ def generate(spec: SyntheticSpec) -> Workload:
     per_task = {"vcore": parse_quantity("vcore", spec.vcore)}
     if spec.memory:
         per_task["memory"] = parse_quantity("memory", spec.memory)
+    if spec.gpu:
+        per_task[GPU] = spec.gpu
     task = Resource(per_task)
     mu = math.log(spec.duration)
     jobs: list[Job] = []
