@@ -361,12 +361,19 @@ class _Replay:
             self.cycles += 1
             self.allocations += len(made)
             again = False
+            # a job's allocations come together: what they add is booked once per job
+            adding: _Running | None = None
+            added: dict[str, int] = {}
             for allocation in made:
                 entry = self.waiting.get(allocation.application_id)
                 if entry is None:
                     continue
-                if not entry.held:
-                    self.recorder.leaves_line(entry.job.job_id, now)
+                if entry is not adding:
+                    if adding is not None:
+                        self._hold(adding, now, Resource(added))
+                    adding, added = entry, {}
+                    if not entry.held:
+                        self.recorder.leaves_line(entry.job.job_id, now)
                 job_id = entry.job.job_id
                 if allocation.placeholder:
                     self._hold(entry, now, self._reserve(entry, allocation.task_group, 1))
@@ -376,17 +383,20 @@ class _Replay:
                         again = True
                         self._add_held_back(entry)
                     continue
-                delta = allocation.resource
-                self.timeline.on_node(now, job_id, allocation.node_id, delta)
+                self.timeline.on_node(now, job_id, allocation.node_id, allocation.resource)
+                for name, quantity in allocation.resource.items():
+                    added[name] = added.get(name, 0) + quantity
                 if allocation.placeholder_used:  # in its placeholder's place
                     freed = self._reserve(entry, allocation.task_group, -1)
                     self.timeline.on_node(now, job_id, allocation.node_id, freed,
                                           placeholder=True)
-                    delta = delta + freed
-                self._hold(entry, now, delta)
+                    for name, quantity in freed.items():
+                        added[name] = added.get(name, 0) + quantity
                 entry.asks.pop(allocation.key, None)
                 entry.missing -= 1
                 if entry.missing == 0:
+                    self._hold(entry, now, Resource(added))
+                    adding, added = None, {}
                     self.blame.forget(job_id)
                     del self.waiting[job_id]
                     self.running[job_id] = entry
@@ -394,6 +404,8 @@ class _Replay:
                     seq += 1
                     entry.started_at, entry.end_seq = now, seq
                     heapq.heappush(self.ends, (now + entry.job.duration, seq, job_id))
+            if adding is not None:
+                self._hold(adding, now, Resource(added))
             self.decisions += len(made) + len(self.waiting)
             if timeout <= now:
                 again = self._placeholders_timed_out(now) or again
