@@ -9,8 +9,10 @@ else its user.
 
 A pending job counts in its quota's request from submission, which is what makes idle
 guarantees flow to busy siblings and back: a job may start when its quota's used plus its
-request stays within the quota's runtime. When a lender's jobs arrive its runtime grows, a
-borrower's shrinks, and the borrower's least important jobs are revoked until it fits again.
+request stays within the quota's runtime and the cluster has room for it (the default
+group, whose max is unlimited, is bounded by the cluster alone). When a lender's jobs arrive
+its runtime grows, a borrower's shrinks, and the borrower's least important jobs are revoked
+until it fits again.
 The replay drives the pure `ElasticQuotaManager` directly (no actor: it is single-threaded).
 """
 
@@ -56,6 +58,7 @@ class ElasticModel:
         self.manager = manager
         self._namespaces = dict(namespaces)
         self._quotas = set(manager.quota_names())
+        self._bounds = _bounded_maxes(manager)
         self._used = Resource()
         self._total = _rename(manager.total, _FROM_ELASTIC)
         self._running: set[str] = set()
@@ -93,7 +96,7 @@ class ElasticModel:
 
     def try_start(self, job: Job) -> str | None:
         request = self._requests[job.job_id]
-        if not job.total.fits_within(self._total - self._used):
+        if not job.total.fits_within_strict(self._total - self._used):
             return FULL_CLUSTER
         decision = self.manager.reserve(job.job_id)
         if not decision.ok:
@@ -121,7 +124,8 @@ class ElasticModel:
 
     def figures(self) -> dict[str, GroupFigures]:
         """Every quota but the root and system ones, parents included (their used and
-        runtime cover their children); the default group once a job ran in it."""
+        runtime cover their children); the default group once a job ran in it. A quota's
+        max is what it can ever use: its own bounded by its parents' and the cluster."""
         out: dict[str, GroupFigures] = {}
         for status in self.manager.statuses():
             spec = status.spec
@@ -131,8 +135,19 @@ class ElasticModel:
                 continue
             out[spec.name] = GroupFigures(
                 _rename(status.used, _FROM_ELASTIC), _rename(status.runtime, _FROM_ELASTIC),
-                _rename(spec.min, _FROM_ELASTIC), _rename(spec.max, _FROM_ELASTIC))
+                _rename(spec.min, _FROM_ELASTIC), self._bounds[spec.name])
         return out
+
+
+def _bounded_maxes(manager: ElasticQuotaManager) -> dict[str, Resource]:
+    """Per quota (job resource names), what it can ever use: its max bounded by its
+    parent's bound, the root's being the cluster (a name its max leaves out is bounded by
+    the parent alone, so the default group's empty max is the cluster)."""
+    bounds: dict[str, dict[str, int]] = {}
+    for spec in manager.specs():
+        above = bounds[spec.parent] if spec.parent is not None else manager.total
+        bounds[spec.name] = {n: min(q, spec.max.get(n, q)) for n, q in above.items()}
+    return {name: _rename(bound, _FROM_ELASTIC) for name, bound in bounds.items()}
 
 
 def load_elastic_model(yaml_text: str, total: Mapping[str, int]) -> ElasticModel:

@@ -114,8 +114,9 @@ def test_within_its_min_a_job_waits_but_is_never_revoked() -> None:
                  job("b2", 4, 20, 50, namespace="team-b"))
     assert outcome(result, "a1") == (JobState.COMPLETED, 0, 100)
     assert outcome(result, "b2") == (JobState.COMPLETED, 60, 110)
-    held = next(o for o in result.outcomes if o.job_id == "b2").held_by
-    assert held == {"quota b's runtime": 40}
+    # b's runtime refuses b2 too, but the cluster is full: the cluster holds it
+    held = next(o for o in result.outcomes if o.job_id == "b2").held
+    assert held == {"node": 40}
     assert result.preemptions.victims == 0
     balanced(result)
 
@@ -172,4 +173,20 @@ def test_whole_jobs_bigger_than_their_shares_block_one_another_until_the_end() -
     assert given_up.reason == "still waiting when the trace ended: quota batch's runtime"
     assert result.end_time == 20
     assert result.preemptions.victims == 2
+    balanced(result)
+
+
+@pytest.mark.parametrize("nodes, vcore", [(100, "1"), (1, "100")])
+def test_the_default_quota_is_bounded_by_the_cluster_when_it_is_exactly_full(
+        nodes: int, vcore: str) -> None:
+    cluster = uniform_cluster(nodes, {"vcore": vcore})
+    jobs = (job("first", 98, 0, 100, namespace="nowhere"),
+            job("filler", 2, 1, 100, namespace="nowhere"),
+            job("second", 98, 2, 100, namespace="nowhere"))
+    result = replay_model(load_elastic_model(QUOTAS, cluster.capacity),
+                          Workload("t", jobs), cluster, ModelOptions(progress=False))
+    assert outcome(result, "second") == (JobState.COMPLETED, 100, 200)
+    assert max(t.get("vcore", 0) for t in result.total_series.values) == 100_000
+    default = next(t for t in result.quota_tracks if t.name == DEFAULT_QUOTA)
+    assert default.max == Resource({"vcore": 100_000})
     balanced(result)
