@@ -9,11 +9,12 @@ else its user.
 
 A pending job counts in its quota's request from submission, which is what makes idle
 guarantees flow to busy siblings and back: a job may start when its quota's used plus its
-request stays within the quota's runtime and the cluster has room for it (the default
+request stays within the quota's runtime and the cluster has room for it (checked first: a
+job the cluster has no room for waits for the cluster, whatever its quota says; the default
 group, whose max is unlimited, is bounded by the cluster alone). When a lender's jobs arrive
 its runtime grows, a borrower's shrinks, and the borrower's least important jobs are revoked
-until it fits again.
-The replay drives the pure `ElasticQuotaManager` directly (no actor: it is single-threaded).
+until it fits again. The replay drives the pure `ElasticQuotaManager` directly (no actor: it
+is single-threaded).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from quotactor.elastic import (
     SYSTEM_QUOTA,
     ElasticQuotaManager,
     QuotaError,
+    QuotaStatus,
     load_elastic_quotas,
     parent_first,
 )
@@ -59,10 +61,9 @@ class ElasticModel:
         self._namespaces = dict(namespaces)
         self._quotas = set(manager.quota_names())
         self._bounds = _bounded_maxes(manager)
-        self._used = Resource()
-        self._total = _rename(manager.total, _FROM_ELASTIC)
-        self._running: set[str] = set()
-        self._requests: dict[str, Resource] = {}
+        self._refusals: dict[str, dict[str, int]] = {}
+        """Per quota that refused a job since it last loosened, the least runtime - used
+        on each name of its max it refused one at."""
         self._default_used = False
         """Whether a job ever ran in the default group (then it is a group of the report)."""
 
@@ -90,36 +91,45 @@ class ElasticModel:
             self.manager.add_pod(job.job_id, quota, request, job_priority(job))
         except QuotaError as exc:
             return str(exc)
-        self._requests[job.job_id] = request
         self._default_used = self._default_used or quota == DEFAULT_QUOTA
         return None
 
-    def try_start(self, job: Job) -> str | None:
-        request = self._requests[job.job_id]
-        if not job.total.fits_within_strict(self._total - self._used):
+    def try_start(self, job: Job, free: Resource) -> str | None:
+        """The cluster's free room first, then the quota: used + request within its
+        runtime (a start takes nothing back: revocation is `revoked`'s)."""
+        if not job.total.fits_within_strict(free):
             return FULL_CLUSTER
         decision = self.manager.reserve(job.job_id)
         if not decision.ok:
+            room = _room(self.manager.status(decision.quota))
+            least = self._refusals.setdefault(decision.quota, room)
+            for name, value in room.items():
+                least[name] = min(least[name], value)
             return f"quota {decision.quota}'s runtime"
-        self._running.add(job.job_id)
-        self._used = self._used + _rename(request, _FROM_ELASTIC)
         return None
 
     def end(self, job_id: str) -> None:
-        if job_id in self._running:
-            self._running.discard(job_id)
-            self._used = self._used - _rename(self._requests[job_id], _FROM_ELASTIC)
         self.manager.remove_pod(job_id)
-        del self._requests[job_id]
 
     def revoked(self) -> list[str]:
         out: list[str] = []
         for quota in self.manager.over_runtime():
             for pod_id in self.manager.revoke_list(quota):
                 self.manager.unassign_pod(pod_id)
-                self._running.discard(pod_id)
-                self._used = self._used - _rename(self._requests[pod_id], _FROM_ELASTIC)
                 out.append(pod_id)
+        return out
+
+    def loosened(self) -> list[str]:
+        """The quotas whose runtime - used grew, on a name of their max, beyond what it was
+        at one of their refusals since they last loosened (a request elsewhere shrank, or
+        their own jobs ended or were revoked): used + request <= runtime may hold now."""
+        if not self._refusals:
+            return []
+        rooms = {status.spec.name: _room(status) for status in self.manager.statuses()}
+        out = [quota for quota, least in self._refusals.items()
+               if any(rooms[quota][n] > value for n, value in least.items())]
+        for quota in out:
+            del self._refusals[quota]
         return out
 
     def figures(self) -> dict[str, GroupFigures]:
@@ -137,6 +147,12 @@ class ElasticModel:
                 _rename(status.used, _FROM_ELASTIC), _rename(status.runtime, _FROM_ELASTIC),
                 _rename(spec.min, _FROM_ELASTIC), self._bounds[spec.name])
         return out
+
+
+
+def _room(status: QuotaStatus) -> dict[str, int]:
+    """What more the quota admits now: runtime - used on each name of its max."""
+    return {n: status.runtime.get(n, 0) - status.used.get(n, 0) for n in status.spec.max}
 
 
 def _bounded_maxes(manager: ElasticQuotaManager) -> dict[str, Resource]:

@@ -7,7 +7,10 @@ rounded up) of every tree of the file, at the leaf named by its `quota` tag, els
 several on all of them together (a forest) or on none. MCAD charges a consumer at the
 lowest node on its leaf's path with room (it borrows above its leaf's quota while soft nodes
 allow) and, when a consumer within its quota needs room, preempts lower-priority borrowers:
-those jobs are revoked.
+those jobs are revoked. As MCAD dispatches, the cluster is asked first: a job starts only if
+the cluster's free room, plus what the tree would preempt for it, holds the whole job (the
+tree's own quotas may exceed the cluster, and names no resource but its own); a job the
+cluster has no room for waits for the cluster, whatever the tree says.
 
 Per node the report shows what its jobs hold wherever MCAD charged them (used), what they
 could hold now without preempting anybody (runtime: used plus what is free at the ceiling),
@@ -20,13 +23,20 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from quotactor.core.resources import Resource
-from quotactor.quotatree import ConsumerInfo, ConsumerTreeSpec, Mode, QuotaManager, QuotaTreeError
+from quotactor.quotatree import (
+    AllocationResponse,
+    ConsumerInfo,
+    ConsumerTreeSpec,
+    Mode,
+    QuotaManager,
+    QuotaTreeError,
+)
 from quotactor.sim.jobs import Job
-from quotactor.sim.models import GroupFigures, job_priority
+from quotactor.sim.models import FULL_CLUSTER, GroupFigures, job_priority
 
 __all__ = ["FOREST", "QuotaTreeModel", "load_quotatree_model"]
 
@@ -48,6 +58,8 @@ class QuotaTreeModel:
         self._leaves = {node for state in self._state.values() for node, info in state.items()
                         if not any(i["parent"] == node for i in state.values())}
         self._revoked: list[str] = []
+        self._changed = False
+        """Whether a job started or left since the last `loosened`."""
         self._running: dict[str, tuple[str, Resource]] = {}
         self._used: dict[str, Resource] = {}
         """Per node, the totals of the running jobs of the leaves below it, wherever MCAD
@@ -77,19 +89,35 @@ class QuotaTreeModel:
         self.manager.add_consumer(ConsumerInfo(job.job_id, tuple(specs)))
         return None
 
-    def try_start(self, job: Job) -> str | None:
+    def try_start(self, job: Job, free: Resource) -> str | None:
+        """MCAD's order: the cluster first, counting what the tree would preempt for the job
+        as room, then the tree. A tried allocation that finds no room is undone."""
+        total = job.total
+        response = self._try(job.job_id)
+        if response.allocated:
+            freed = sum((self._running[v][1] for v in response.preempted_ids), Resource())
+            if total.fits_within_strict(free + freed):
+                self._charge(job.job_id, self.group_of(job), total)
+                for victim in sorted(response.preempted_ids):
+                    self._release(victim)
+                    self._revoked.append(victim)
+                self._refresh()
+                return None
+        self._undo(job.job_id)
+        if not total.fits_within_strict(free):
+            return FULL_CLUSTER
+        return f"quota tree node {self.group_of(job)}"
+
+    def _try(self, job_id: str) -> AllocationResponse:
         if self._forest:
-            response = self.manager.allocate_forest(FOREST, job.job_id)
+            return self.manager.try_allocate_forest(FOREST, job_id)
+        return self.manager.try_allocate(self._trees[0], job_id)
+
+    def _undo(self, job_id: str) -> None:
+        if self._forest:
+            self.manager.undo_allocate_forest(FOREST, job_id)
         else:
-            response = self.manager.allocate(self._trees[0], job.job_id)
-        if not response.allocated:
-            return f"quota tree node {self.group_of(job)}"
-        self._charge(job.job_id, self.group_of(job), job.total)
-        for victim in sorted(response.preempted_ids):
-            self._release(victim)
-            self._revoked.append(victim)
-        self._refresh()
-        return None
+            self.manager.undo_allocate(self._trees[0], job_id)
 
     def _charge(self, job_id: str, leaf: str, total: Resource) -> None:
         self._running[job_id] = (leaf, total)
@@ -125,6 +153,15 @@ class QuotaTreeModel:
         out, self._revoked = self._revoked, []
         return out
 
+    def loosened(self) -> Collection[str] | None:
+        """Every leaf once the tree changed since the last call, else none. An end frees
+        room below some ceiling; a start may slide lower-priority consumers up to where a
+        refused job can preempt them."""
+        if not self._changed:
+            return ()
+        self._changed = False
+        return None
+
     def figures(self) -> dict[str, GroupFigures]:
         """Per node: used by its jobs, runtime = used plus what is free at its borrowing
         ceiling (what it could hold now without preempting), min = its quota, max = its
@@ -140,6 +177,7 @@ class QuotaTreeModel:
         return out
 
     def _refresh(self) -> None:
+        self._changed = True
         self._state = {tree: self.manager.tree_state(tree) for tree in self._trees}
 
 

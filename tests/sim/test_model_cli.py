@@ -164,3 +164,39 @@ def test_target_refuses_the_replays_own_preemption_options(
     assert code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not with --target" in err
+
+
+TWO_BIG = [
+    {"id": "first", "user": "ann", "submit": 0, "duration": 100, "tasks": 98,
+     "resources": {"vcore": "1"}},
+    {"id": "filler", "user": "ann", "submit": 1, "duration": 100, "tasks": 2,
+     "resources": {"vcore": "1"}},
+    {"id": "second", "user": "bob", "submit": 2, "duration": 100, "tasks": 98,
+     "resources": {"vcore": "1"}},
+]
+BIG_TREE = {"kind": "QuotaTree", "metadata": {"name": "big"}, "spec": {
+    "resourceNames": ["cpu"], "nodes": {
+        "big": {"parent": "nil", "hard": "true", "quota": {"cpu": "400"}},
+        "default": {"parent": "big", "hard": "false", "quota": {"cpu": "0"}}}}}
+
+
+@pytest.mark.parametrize("model, config", [("elastic", ELASTIC),
+                                           ("quotatree", json.dumps(BIG_TREE))])
+def test_two_98_processor_jobs_never_run_together_on_100_processors(
+        tmp_path: Path, model: str, config: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    quotas = tmp_path / "quotas"
+    quotas.write_text(config)
+    jobs = tmp_path / "jobs.jsonl"
+    jobs.write_text("".join(json.dumps(j) + "\n" for j in TWO_BIG))
+    out = tmp_path / "out"
+    code = quotactor("simulate", "--model", model, "--config", str(quotas), "--workload",
+                     str(jobs), "--nodes", "100", "--node-vcore", "1", "--out", str(out),
+                     "--no-plots")
+    assert code == 0, capsys.readouterr().out
+    report = json.loads((out / "report.json").read_text())
+    vcore = next(r for r in report["resources"] if r["name"] == "vcore")
+    assert vcore["peakUsed"] == 100_000
+    rows = (out / "jobs.csv").read_text().splitlines()
+    second = next(row for row in rows if row.startswith("second,")).split(",")
+    assert second[rows[0].split(",").index("final_start")] == "100"
