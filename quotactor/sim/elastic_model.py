@@ -36,6 +36,7 @@ from quotactor.elastic import (
     load_elastic_quotas,
     parent_first,
 )
+from quotactor.elastic.admission import is_over_runtime
 from quotactor.sim.fmt import resources_text
 from quotactor.sim.jobs import Job
 from quotactor.sim.models import FULL_CLUSTER, GroupFigures, job_priority
@@ -61,6 +62,15 @@ class ElasticModel:
         self._namespaces = dict(namespaces)
         self._quotas = set(manager.quota_names())
         self._bounds = _bounded_maxes(manager)
+        self._version = 0
+        """Counts the model's changes to the manager (it owns it: nobody else changes it)."""
+        self._statuses: tuple[int, list[QuotaStatus]] = (-1, [])
+        """The manager's statuses, and the version they were read at."""
+        self._may_loosen = False
+        """Whether a request, an end or a revocation changed the manager since the last
+        `loosened` (a start only adds to its quota's used)."""
+        self._may_revoke = False
+        """Whether a request or an end changed runtimes since the last `revoked`."""
         self._refusals: dict[str, dict[str, int]] = {}
         """Per quota that refused a job since it last loosened, the least runtime - used
         on each name of its max it refused one at."""
@@ -91,6 +101,8 @@ class ElasticModel:
             self.manager.add_pod(job.job_id, quota, request, job_priority(job))
         except QuotaError as exc:
             return str(exc)
+        self._version += 1
+        self._may_loosen = self._may_revoke = True
         self._default_used = self._default_used or quota == DEFAULT_QUOTA
         return None
 
@@ -106,26 +118,42 @@ class ElasticModel:
             for name, value in room.items():
                 least[name] = min(least[name], value)
             return f"quota {decision.quota}'s runtime"
+        self._version += 1
         return None
 
     def end(self, job_id: str) -> None:
         self.manager.remove_pod(job_id)
+        self._version += 1
+        self._may_loosen = self._may_revoke = True
 
     def revoked(self) -> list[str]:
+        """The least important jobs of every quota over its runtime, until it fits (only a
+        request or an end changes runtimes: a start is admitted within them)."""
+        if not self._may_revoke:
+            return []
+        self._may_revoke = False
         out: list[str] = []
-        for quota in self.manager.over_runtime():
-            for pod_id in self.manager.revoke_list(quota):
-                self.manager.unassign_pod(pod_id)
-                out.append(pod_id)
+        for status in self._read():
+            spec = status.spec
+            if spec.is_parent or spec.name in (ROOT_QUOTA, SYSTEM_QUOTA):
+                continue
+            if is_over_runtime(status):
+                for pod_id in self.manager.revoke_list(spec.name):
+                    self.manager.unassign_pod(pod_id)
+                    out.append(pod_id)
+        if out:
+            self._version += 1
+            self._may_loosen = True
         return out
 
     def loosened(self) -> list[str]:
         """The quotas whose runtime - used grew, on a name of their max, beyond what it was
         at one of their refusals since they last loosened (a request elsewhere shrank, or
         their own jobs ended or were revoked): used + request <= runtime may hold now."""
-        if not self._refusals:
+        if not (self._refusals and self._may_loosen):
             return []
-        rooms = {status.spec.name: _room(status) for status in self.manager.statuses()}
+        self._may_loosen = False
+        rooms = {status.spec.name: _room(status) for status in self._read()}
         out = [quota for quota, least in self._refusals.items()
                if any(rooms[quota][n] > value for n, value in least.items())]
         for quota in out:
@@ -137,7 +165,7 @@ class ElasticModel:
         runtime cover their children); the default group once a job ran in it. A quota's
         max is what it can ever use: its own bounded by its parents' and the cluster."""
         out: dict[str, GroupFigures] = {}
-        for status in self.manager.statuses():
+        for status in self._read():
             spec = status.spec
             if spec.name in (ROOT_QUOTA, SYSTEM_QUOTA):
                 continue
@@ -148,6 +176,11 @@ class ElasticModel:
                 _rename(spec.min, _FROM_ELASTIC), self._bounds[spec.name])
         return out
 
+    def _read(self) -> list[QuotaStatus]:
+        """Every quota's status, read again only after the model changed the manager."""
+        if self._statuses[0] != self._version:
+            self._statuses = (self._version, self.manager.statuses())
+        return self._statuses[1]
 
 
 def _room(status: QuotaStatus) -> dict[str, int]:

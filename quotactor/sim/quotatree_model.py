@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -57,10 +58,18 @@ class QuotaTreeModel:
         self._state = {tree: manager.tree_state(tree) for tree in self._trees}
         self._leaves = {node for state in self._state.values() for node, info in state.items()
                         if not any(i["parent"] == node for i in state.values())}
+        self._inner = {tree: sorted({i["parent"] for i in state.values()} - {None})
+                       for tree, state in self._state.items()}
+        """Per tree, the nodes that are not leaves."""
         self._revoked: list[str] = []
         self._changed = False
         """Whether a job started or left since the last `loosened`."""
-        self._running: dict[str, tuple[str, Resource]] = {}
+        self._running: dict[str, tuple[str, Resource, int]] = {}
+        """Per running job: its leaf, total and priority."""
+        self._priorities: Counter[int] = Counter()
+        """How many running jobs have each priority."""
+        self._figures: dict[str, GroupFigures] | None = None
+        """The figures, until the tree changes."""
         self._used: dict[str, Resource] = {}
         """Per node, the totals of the running jobs of the leaves below it, wherever MCAD
         charged them (a borrower is charged above its leaf, but it is still its leaf's)."""
@@ -93,11 +102,13 @@ class QuotaTreeModel:
         """MCAD's order: the cluster first, counting what the tree would preempt for the job
         as room, then the tree. A tried allocation that finds no room is undone."""
         total = job.total
+        if not total.fits_within_strict(free) and not self._could_preempt(job_priority(job)):
+            return FULL_CLUSTER
         response = self._try(job.job_id)
         if response.allocated:
             freed = sum((self._running[v][1] for v in response.preempted_ids), Resource())
             if total.fits_within_strict(free + freed):
-                self._charge(job.job_id, self.group_of(job), total)
+                self._charge(job.job_id, self.group_of(job), total, job_priority(job))
                 for victim in sorted(response.preempted_ids):
                     self._release(victim)
                     self._revoked.append(victim)
@@ -107,6 +118,15 @@ class QuotaTreeModel:
         if not total.fits_within_strict(free):
             return FULL_CLUSTER
         return f"quota tree node {self.group_of(job)}"
+
+    def _could_preempt(self, priority: int) -> bool:
+        """Whether a start could preempt anybody. MCAD preempts consumers of lower priority
+        and, whatever their priority, consumers charged at the root, where borrowers charged
+        at the inner nodes on the way may be pushed first; a consumer charged at its leaf
+        moves only for a consumer of higher priority."""
+        return (any(p < priority for p in self._priorities)
+                or any(self._state[tree][node]["consumers"]
+                       for tree, nodes in self._inner.items() for node in nodes))
 
     def _try(self, job_id: str) -> AllocationResponse:
         if self._forest:
@@ -119,13 +139,17 @@ class QuotaTreeModel:
         else:
             self.manager.undo_allocate(self._trees[0], job_id)
 
-    def _charge(self, job_id: str, leaf: str, total: Resource) -> None:
-        self._running[job_id] = (leaf, total)
+    def _charge(self, job_id: str, leaf: str, total: Resource, priority: int) -> None:
+        self._running[job_id] = (leaf, total, priority)
+        self._priorities[priority] += 1
         for node in self._path(leaf):
             self._used[node] = self._used.get(node, Resource()) + total
 
     def _release(self, job_id: str) -> None:
-        leaf, total = self._running.pop(job_id)
+        leaf, total, priority = self._running.pop(job_id)
+        self._priorities[priority] -= 1
+        if not self._priorities[priority]:
+            del self._priorities[priority]
         for node in self._path(leaf):
             self._used[node] = self._used[node] - total
 
@@ -166,6 +190,8 @@ class QuotaTreeModel:
         """Per node: used by its jobs, runtime = used plus what is free at its borrowing
         ceiling (what it could hold now without preempting), min = its quota, max = its
         ceiling's quota."""
+        if self._figures is not None:
+            return self._figures
         out: dict[str, GroupFigures] = {}
         for tree, state in self._state.items():
             for node, info in state.items():
@@ -174,11 +200,13 @@ class QuotaTreeModel:
                 out[name] = GroupFigures(used, used + _vcore(_room(state, node)),
                                          _vcore(info["quota"]),
                                          _vcore(state[_ceiling(state, node)]["quota"]))
+        self._figures = out
         return out
 
     def _refresh(self) -> None:
         self._changed = True
         self._state = {tree: self.manager.tree_state(tree) for tree in self._trees}
+        self._figures = None
 
 
 def load_quotatree_model(text: str) -> QuotaTreeModel:
