@@ -362,9 +362,6 @@ def _replay(model: str, config: str, workload: Workload, cluster: ClusterSpec, k
 _RANDOM = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 _FULL = _workload([(0, 0, 1, 1, 1, 0, 0)] * 3)
 """Three jobs of 1 vcore at once: on 2 vcore the third must wait, whatever the quotas say."""
-_BOUNDED = pytest.mark.xfail(strict=True, reason=(
-    "issue 30, 'every model is bounded by the cluster': the elastic and quota-tree replays "
-    "start jobs the cluster has no room for (the fix to models.py is under way)"))
 
 
 @_RANDOM
@@ -373,7 +370,6 @@ def test_the_yunikorn_replay_keeps_every_invariant_on_random_workloads(run: Run)
     assert [str(v) for v in verify(_replay(*run))] == []
 
 
-@_BOUNDED
 @_RANDOM
 @given(_runs("elastic"))
 @example(("elastic", ELASTIC_DEFAULT, _FULL, _cluster(1, 2), False, "dense", "whole"))
@@ -381,7 +377,6 @@ def test_the_elastic_replay_keeps_every_invariant_on_random_workloads(run: Run) 
     assert [str(v) for v in verify(_replay(*run))] == []
 
 
-@_BOUNDED
 @_RANDOM
 @given(_runs("quotatree"))
 @example(("quotatree", TREE_3, _FULL, _cluster(1, 2), False, "dense", "whole"))
