@@ -21,6 +21,13 @@ SLOW = TINY.replace("synthetic:jobs=40,", "synthetic:jobs=400,").replace(
 """16 valid points of a few seconds each: still running when the first one is in."""
 
 
+def _as_foreground_job() -> None:
+    """SIGINT as a terminal's foreground job has it. A test run started in the background of
+    a non-interactive shell (a CI script's `cmd &`) inherits SIGINT ignored, and so would the
+    command, which then rightly ignores the Ctrl-C this test sends it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_sigint_keeps_finished_points_and_exits_130(tmp_path: Path) -> None:
     sweep = tmp_path / "slow.yaml"
     sweep.write_text(SLOW, encoding="utf-8")
@@ -29,7 +36,8 @@ def test_sigint_keeps_finished_points_and_exits_130(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "quotactor", "sweep", str(sweep), "--out", str(out),
          "--workers", "2", "--no-plots"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=_as_foreground_job)
     try:
         while not (log.is_file() and log.read_text(encoding="utf-8").strip()):
             try:
