@@ -418,12 +418,6 @@ class Scheduler:
             return [application_info(apps[k]) for k in sorted(apps)
                     if wanted is None or apps[k].state in wanted]
 
-    def free_room(self, *, partition: str = DEFAULT_PARTITION) -> Resource:
-        """The room left on the partition's schedulable nodes that no reservation holds,
-        summed (asks whose total exceeds it cannot all be placed)."""
-        with self._lock:
-            return whole.free_room(self._partition(partition).nodes)
-
     def has_room(self, sizes: Sequence[Resource], *,
                  partition: str = DEFAULT_PARTITION) -> bool:
         """Whether asks of `sizes` could all be placed on the partition's nodes at once now,

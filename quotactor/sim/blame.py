@@ -93,10 +93,8 @@ class Counterfactual:
     def refresh(self, now: float) -> None:
         """Room may have come or gone: re-charge the jobs whose answer changed. Called once
         per scheduling cycle, after its waits were reported."""
-        free = self._scheduler.free_room(partition=self._partition)
         for sizes, jobs in self._by_sizes.items():
-            total = self._held[next(iter(jobs))].total
-            room = total.fits_within_strict(free) and self._has_room(sizes)
+            room = self._has_room(sizes)
             if room == self._room[sizes]:
                 continue
             self._room[sizes] = room
