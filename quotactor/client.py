@@ -29,7 +29,7 @@ from urllib.parse import quote
 
 import httpx
 
-from quotactor.scheduler.gang import TASK_GROUPS_TAG
+from quotactor.scheduler.objects.gang import TASK_GROUPS_TAG
 
 __all__ = ["Client", "Decisions", "ServiceError", "encode_name"]
 

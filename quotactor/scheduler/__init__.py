@@ -13,31 +13,31 @@ with Scheduler.start(config_yaml, clock=clock) as scheduler:
 ```
 """
 
-from quotactor.scheduler.allocation import Allocation
-from quotactor.scheduler.ask import Ask
-from quotactor.scheduler.clock import Clock, SystemClock, VirtualClock
-from quotactor.scheduler.contention import PreemptionVictim
-from quotactor.scheduler.events import Event
-from quotactor.scheduler.gang import Gang, GangStyle, PlaceholderData, TaskGroup
-from quotactor.scheduler.info import ApplicationInfo, QueueInfo
-from quotactor.scheduler.options import SchedulerOptions, Timeouts
-from quotactor.scheduler.reasons import Wait
-from quotactor.scheduler.recovery import (
-    PartitionFeed,
-    RecoveredApplication,
-    RecoveredNode,
-    RecoveryFeed,
-)
-from quotactor.scheduler.releases import ReleaseRequest, Termination
-from quotactor.scheduler.scheduler import Scheduler
-from quotactor.scheduler.spec import (
+from quotactor.scheduler.booking.clock import Clock, SystemClock, VirtualClock
+from quotactor.scheduler.objects.allocation import Allocation
+from quotactor.scheduler.objects.ask import Ask
+from quotactor.scheduler.objects.contention import PreemptionVictim
+from quotactor.scheduler.objects.events import Event
+from quotactor.scheduler.objects.gang import Gang, GangStyle, PlaceholderData, TaskGroup
+from quotactor.scheduler.objects.options import SchedulerOptions, Timeouts
+from quotactor.scheduler.objects.reasons import Wait
+from quotactor.scheduler.objects.releases import ReleaseRequest, Termination
+from quotactor.scheduler.objects.spec import (
     FilterSpec,
     PartitionSpec,
     QueueSpec,
     RuleSpec,
     TemplateSpec,
 )
-from quotactor.scheduler.states import ApplicationState, InvalidTransition, Trigger
+from quotactor.scheduler.objects.states import ApplicationState, InvalidTransition, Trigger
+from quotactor.scheduler.partition.recovery import (
+    PartitionFeed,
+    RecoveredApplication,
+    RecoveredNode,
+    RecoveryFeed,
+)
+from quotactor.scheduler.scheduler import Scheduler
+from quotactor.scheduler.views.info import ApplicationInfo, QueueInfo
 
 __all__ = [
     "Allocation",

@@ -18,8 +18,14 @@ from quotactor.config import (
     SchedulerConfig,
 )
 from quotactor.core.queue_path import ROOT
-from quotactor.scheduler.node import NodeSortPolicy
-from quotactor.scheduler.spec import FilterSpec, PartitionSpec, QueueSpec, RuleSpec, TemplateSpec
+from quotactor.scheduler.objects.node import NodeSortPolicy
+from quotactor.scheduler.objects.spec import (
+    FilterSpec,
+    PartitionSpec,
+    QueueSpec,
+    RuleSpec,
+    TemplateSpec,
+)
 
 __all__ = ["partition_specs"]
 

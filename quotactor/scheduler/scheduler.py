@@ -19,28 +19,29 @@ from quotactor.core.errors import InvalidRequest
 from quotactor.core.identity import UserGroup
 from quotactor.core.resources import Resource, ResourceLike
 from quotactor.logs import get_logger
-from quotactor.scheduler import cluster_views, views, whole
-from quotactor.scheduler.allocation import Allocation
-from quotactor.scheduler.ask import Ask
-from quotactor.scheduler.clock import Clock, SystemClock
-from quotactor.scheduler.contention import PreemptionVictim
-from quotactor.scheduler.events import Event
-from quotactor.scheduler.gang import Gang
-from quotactor.scheduler.info import ApplicationInfo, QueueInfo, application_info, queue_info
-from quotactor.scheduler.lifecycle import next_placeholder_timeout
-from quotactor.scheduler.options import SchedulerOptions
-from quotactor.scheduler.partition import Partition
-from quotactor.scheduler.reasons import Wait
-from quotactor.scheduler.recovery import (
+from quotactor.scheduler.booking import whole
+from quotactor.scheduler.booking.clock import Clock, SystemClock
+from quotactor.scheduler.booking.lifecycle import next_placeholder_timeout
+from quotactor.scheduler.objects.allocation import Allocation
+from quotactor.scheduler.objects.ask import Ask
+from quotactor.scheduler.objects.contention import PreemptionVictim
+from quotactor.scheduler.objects.events import Event
+from quotactor.scheduler.objects.gang import Gang
+from quotactor.scheduler.objects.options import SchedulerOptions
+from quotactor.scheduler.objects.reasons import Wait
+from quotactor.scheduler.objects.releases import ReleaseRequest
+from quotactor.scheduler.objects.spec import DEFAULT_PARTITION, PartitionSpec, default_partition
+from quotactor.scheduler.objects.states import ApplicationState
+from quotactor.scheduler.partition.partition import Partition
+from quotactor.scheduler.partition.recovery import (
     RecoveryFeed,
     feed_of,
     recover_allocations,
     recover_partition,
 )
-from quotactor.scheduler.releases import ReleaseRequest
 from quotactor.scheduler.runner import PeriodicRunner
-from quotactor.scheduler.spec import DEFAULT_PARTITION, PartitionSpec, default_partition
-from quotactor.scheduler.states import ApplicationState
+from quotactor.scheduler.views import cluster_views, views
+from quotactor.scheduler.views.info import ApplicationInfo, QueueInfo, application_info, queue_info
 from quotactor.ugm import UserGroupManager
 
 __all__ = ["CycleListener", "ReleaseListener", "Scheduler", "SchedulerConfigSource"]

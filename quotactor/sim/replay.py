@@ -57,9 +57,9 @@ from quotactor.core.queue_path import ancestors, parse_queue_path
 from quotactor.core.resources import Resource
 from quotactor.logs import get_logger
 from quotactor.scheduler import ApplicationState, Ask, Scheduler, VirtualClock
-from quotactor.scheduler.application import ALL_OR_NOTHING
-from quotactor.scheduler.gang import DEFAULT_PLACEHOLDER_TIMEOUT, Gang, GangStyle, TaskGroup
-from quotactor.scheduler.reasons import Wait, WaitKind
+from quotactor.scheduler.objects.application import ALL_OR_NOTHING
+from quotactor.scheduler.objects.gang import DEFAULT_PLACEHOLDER_TIMEOUT, Gang, GangStyle, TaskGroup
+from quotactor.scheduler.objects.reasons import Wait, WaitKind
 from quotactor.sim.blame import FULL_NODES, Counterfactual
 from quotactor.sim.cluster import ClusterSpec
 from quotactor.sim.fmt import duration, humanize, resources_text

@@ -33,7 +33,7 @@ def clock() -> VirtualClock:
 def looked_at(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The applications the cycles of this test put in a leaf's heap (their sorting key
     computed) or in a line, in order, with repeats."""
-    from quotactor.scheduler.cycle import Cycle
+    from quotactor.scheduler.partition.cycle import Cycle
 
     seen: list[str] = []
     original = Cycle._app_key

@@ -13,7 +13,7 @@ from quotactor.scheduler import (
     TaskGroup,
     Trigger,
 )
-from quotactor.scheduler.states import next_state
+from quotactor.scheduler.objects.states import next_state
 
 S = ApplicationState
 SUE = UserGroup("sue", ["dev"])

@@ -15,7 +15,7 @@ import pytest
 
 from quotactor import UserGroup
 from quotactor.scheduler import Ask, SchedulerOptions
-from quotactor.scheduler.backlog import Backlog
+from quotactor.scheduler.booking.backlog import Backlog
 
 CONFIG = """
 partitions:
@@ -236,7 +236,7 @@ def test_jobs_placed_whole_waiting_for_room_are_not_looked_at(
     """A job placed whole reserves no node, so with nothing that may preempt the end of a
     cycle has nothing to offer it while it waits for room: on a machine of unit nodes its
     backlog costs nothing per cycle (the reference mode still looks at every pending job)."""
-    from quotactor.scheduler.application import ALL_OR_NOTHING
+    from quotactor.scheduler.objects.application import ALL_OR_NOTHING
 
     whole = {ALL_OR_NOTHING: "true"}
     s = start_scheduler(ROOM, options=SchedulerOptions(exhaustive_retries=exhaustive))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from quotactor import Resource, UserGroup
 from quotactor.scheduler import ApplicationState, Ask, Gang, PlaceholderData, TaskGroup
-from quotactor.scheduler.gang import GangStyle
+from quotactor.scheduler.objects.gang import GangStyle
 
 S = ApplicationState
 SUE = UserGroup("sue", ["dev"])

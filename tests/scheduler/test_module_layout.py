@@ -5,6 +5,10 @@ A cycle among them means no module can be read, tested or changed on its own: be
 each other, the procedures reaching back for `Partition` under `TYPE_CHECKING`. The graph is
 read from the source, so imports hidden under `if TYPE_CHECKING:` or inside functions count.
 
+The modules are grouped by idea into subpackages (objects, placement, booking, preemption,
+partition, views) and the subpackages too import each other without a cycle: objects at the
+bottom, then placement, booking, preemption, partition, views, and the `Scheduler` facade on top.
+
 One two-way reference is part of the data model and allowed: an application knows its queue
 and a queue its applications. Both sides import the other for annotations only, and the test
 holds them to that.
@@ -19,7 +23,7 @@ import quotactor.scheduler
 
 PACKAGE = "quotactor.scheduler"
 SOURCE = Path(quotactor.scheduler.__file__).parent
-TYPE_ONLY_PAIR = (f"{PACKAGE}.application", f"{PACKAGE}.queue")
+TYPE_ONLY_PAIR = (f"{PACKAGE}.objects.application", f"{PACKAGE}.objects.queue")
 
 Graph = dict[str, dict[str, bool]]
 """module -> {imported scheduler module: True if only under `if TYPE_CHECKING:`}."""
@@ -40,10 +44,11 @@ class _Imports(ast.NodeVisitor):
             self.visit(child)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        if node.module == PACKAGE:
-            self._add(*(f"{PACKAGE}.{alias.name}" for alias in node.names))
-        elif node.module is not None and node.module.startswith(PACKAGE + "."):
-            self._add(node.module)
+        module = node.module
+        if module is not None and (module == PACKAGE or module.startswith(PACKAGE + ".")):
+            # `from package import module` names a module; names that are not modules drop out
+            # when the graph keeps only the package's modules
+            self._add(module, *(f"{module}.{alias.name}" for alias in node.names))
 
     def visit_Import(self, node: ast.Import) -> None:
         self._add(*(a.name for a in node.names if a.name.startswith(PACKAGE + ".")))
@@ -54,7 +59,11 @@ class _Imports(ast.NodeVisitor):
 
 
 def import_graph() -> Graph:
-    paths = {f"{PACKAGE}.{p.stem}": p for p in SOURCE.glob("*.py") if p.stem != "__init__"}
+    paths = {
+        ".".join((PACKAGE, *p.relative_to(SOURCE).with_suffix("").parts)): p
+        for p in SOURCE.rglob("*.py")
+        if p.stem != "__init__"
+    }
     graph: Graph = {}
     for name, path in paths.items():
         visitor = _Imports()
@@ -91,9 +100,12 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_graph_is_read_from_the_source() -> None:
     graph = import_graph()
-    assert graph[f"{PACKAGE}.partition"][f"{PACKAGE}.cycle"] is False
-    assert graph[f"{PACKAGE}.context"][f"{PACKAGE}.accounting"] is True  # under TYPE_CHECKING
-    assert f"{PACKAGE}.views" in graph[f"{PACKAGE}.scheduler"]  # `from package import module`
+    partition = graph[f"{PACKAGE}.partition.partition"]
+    assert partition[f"{PACKAGE}.partition.cycle"] is False
+    context = graph[f"{PACKAGE}.booking.context"]
+    assert context[f"{PACKAGE}.booking.accounting"] is True  # under TYPE_CHECKING
+    # `from package import module`
+    assert f"{PACKAGE}.views.views" in graph[f"{PACKAGE}.scheduler"]
 
 
 def test_a_cycle_is_found_when_there_is_one() -> None:
@@ -106,6 +118,23 @@ def test_scheduler_modules_import_each_other_without_a_cycle() -> None:
     application, queue = TYPE_ONLY_PAIR
     graph[queue].discard(application)
     assert find_cycle(graph) is None
+
+
+def idea(module: str) -> str:
+    """The subpackage a module belongs to, or the module itself when it lies at the top."""
+    parts = module.split(".")
+    return ".".join(parts[:3])
+
+
+def test_the_subpackages_import_each_other_without_a_cycle() -> None:
+    ideas: dict[str, set[str]] = {}
+    for module, targets in import_graph().items():
+        ideas.setdefault(idea(module), set()).update(idea(t) for t in targets)
+    for name, targets in ideas.items():
+        targets.discard(name)
+        for target in targets:
+            ideas.setdefault(target, set())
+    assert find_cycle(ideas) is None
 
 
 def test_application_and_queue_know_each_other_for_annotations_only() -> None:

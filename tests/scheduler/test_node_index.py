@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quotactor.core.resources import Resource
-from quotactor.scheduler.allocation import Allocation
-from quotactor.scheduler.node import Node, NodeSet, NodeSortPolicy
+from quotactor.scheduler.objects.allocation import Allocation
+from quotactor.scheduler.objects.node import Node, NodeSet, NodeSortPolicy
 
 ONE = Resource({"vcore": 1000})
 

@@ -353,7 +353,7 @@ def test_an_interrupted_preemption_leaves_nothing_half_done(start_scheduler, clo
                                                             monkeypatch, assert_books):
     import pytest
 
-    from quotactor.scheduler import victims as marking
+    from quotactor.scheduler.preemption import victims as marking
 
     s = start_scheduler(TWO_QUEUES)
     s.add_node("n1", {"vcore": 4000})

@@ -193,7 +193,7 @@ def test_the_default_preemptor_never_takes_pinned_allocations(start_scheduler, c
 
 def test_an_interrupted_required_node_preemption_leaves_nothing_half_done(
         start_scheduler, clock, monkeypatch, assert_books):
-    from quotactor.scheduler import victims as marking
+    from quotactor.scheduler.preemption import victims as marking
 
     s = start_scheduler(CONFIG)
     s.add_node("n1", {"vcore": 4000})

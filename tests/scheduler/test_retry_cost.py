@@ -12,7 +12,7 @@ import pytest
 
 from quotactor import UserGroup
 from quotactor.scheduler import Ask
-from quotactor.scheduler.accounting import Accounting
+from quotactor.scheduler.booking.accounting import Accounting
 
 CONFIG = """
 partitions:
@@ -154,7 +154,7 @@ def test_an_application_ending_in_a_full_queue_costs_one_attempt(
         s.submit(f"a{i}", UserGroup(f"u{i}"), queue="root.work", asks=[Ask("k", ONE)])
     s.schedule()
     s.schedule()
-    from quotactor.scheduler.cycle import Cycle
+    from quotactor.scheduler.partition.cycle import Cycle
 
     attempts: list[str] = []
     original = Cycle._allocate_app
@@ -218,7 +218,7 @@ def test_a_small_release_under_a_queue_maximum_does_not_wake_jobs_too_big_for_it
     s.submit("one", UserGroup("kim"), queue="root.work", asks=[Ask("k", ONE)])
     s.schedule()
     assert (s.why_pending("one").kind, s.why_pending("eight-3").kind) == ("queue", "queue")
-    from quotactor.scheduler.cycle import Cycle
+    from quotactor.scheduler.partition.cycle import Cycle
 
     woken: list[str] = []
     original = Cycle._blockers

@@ -17,7 +17,7 @@ import pytest
 
 from quotactor import UserGroup
 from quotactor.scheduler import Ask, SchedulerOptions, VirtualClock
-from quotactor.scheduler.turns import Turns
+from quotactor.scheduler.booking.turns import Turns
 
 LIMITS = """
 partitions:

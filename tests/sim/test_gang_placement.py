@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from quotactor.core.errors import InvalidRequest
 from quotactor.scheduler import Scheduler, SchedulerOptions, VirtualClock
-from quotactor.scheduler.gang import GangStyle
+from quotactor.scheduler.objects.gang import GangStyle
 from quotactor.sim.cli import add_parser
 from quotactor.sim.cluster import ClusterSpec, uniform_cluster
 from quotactor.sim.jobfile import parse_jsonl

@@ -21,7 +21,7 @@ from quotactor.client import Client
 from quotactor.core.resources import QuantityError, Resource
 from quotactor.rest import RestServer, serve
 from quotactor.scheduler import Scheduler, SchedulerOptions
-from quotactor.scheduler.clock import VirtualClock
+from quotactor.scheduler.booking.clock import VirtualClock
 from quotactor.sim.cluster import load_cluster
 from quotactor.sim.importers import (
     FetchError,

@@ -8,7 +8,7 @@ import pytest
 
 from quotactor.core.resources import Resource
 from quotactor.scheduler import Scheduler, VirtualClock
-from quotactor.scheduler.turns import Turns
+from quotactor.scheduler.booking.turns import Turns
 from quotactor.sim.cluster import ClusterSpec, uniform_cluster
 from quotactor.sim.demo import demo_cluster, demo_workload, tight_config_text
 from quotactor.sim.jobfile import parse_jsonl

@@ -18,7 +18,7 @@ from typing import Any
 from quotactor.core.errors import InvalidRequest
 from quotactor.rest.scheduler.feed import CHANGE_DETAILS, RELEASE_DETAILS, Feed, event_record
 from quotactor.scheduler import Allocation, ApplicationInfo, ApplicationState, Scheduler
-from quotactor.scheduler.releases import ReleaseRequest
+from quotactor.scheduler.objects.releases import ReleaseRequest
 
 __all__ = ["HISTORY_SAMPLES", "SchedulerBridge", "allocated_records", "si_allocation",
            "si_resource"]

@@ -1,6 +1,6 @@
 """YuniKorn's read endpoints of a scheduler: clusters, partitions, queues, applications, nodes.
 
-Every body uses the field names of YuniKorn's DAOs (built by `quotactor.scheduler.views` and
+Every body uses the field names of YuniKorn's DAOs (built by `quotactor.scheduler.views.views` and
 `cluster_views` under the scheduler's lock). Names in the path are raw segments decoded here,
 once or twice (YuniKorn's clients double-encode), so queues and applications named with
 `# / @ :` work. `?status=` narrows active applications to one state as YuniKorn does, with

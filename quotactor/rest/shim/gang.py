@@ -16,7 +16,7 @@ from quotactor.core.errors import InvalidRequest
 from quotactor.rest.http.errors import ApiError
 from quotactor.rest.shim import models as si
 from quotactor.scheduler import Gang, TaskGroup
-from quotactor.scheduler.gang import DEFAULT_PLACEHOLDER_TIMEOUT, TASK_GROUPS_TAG
+from quotactor.scheduler.objects.gang import DEFAULT_PLACEHOLDER_TIMEOUT, TASK_GROUPS_TAG
 
 __all__ = ["gang_of"]
 

@@ -128,7 +128,8 @@ class ApplicationRequest(_Message):
 
 REQUIRED_NODE_TAG = "yunikorn.apache.org/requiredNode"
 """The allocation tag that pins an ask to one node (a daemon-set pod), as YuniKorn's shim sets
-it: such an ask reserves that node and preempts there (see `quotactor.scheduler.required_node`)."""
+it: such an ask reserves that node and preempts there (see
+`quotactor.scheduler.preemption.required_node`)."""
 
 
 class PreemptionPolicy(_Message):

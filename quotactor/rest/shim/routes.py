@@ -43,8 +43,8 @@ from quotactor.rest.shim import apply
 from quotactor.rest.shim import models as si
 from quotactor.rest.shim.gang import gang_of
 from quotactor.scheduler import Allocation, Ask, Scheduler
-from quotactor.scheduler.spec import DEFAULT_PARTITION
-from quotactor.scheduler.states import TERMINAL_STATES
+from quotactor.scheduler.objects.spec import DEFAULT_PARTITION
+from quotactor.scheduler.objects.states import TERMINAL_STATES
 
 __all__ = ["MAX_WAIT", "shim_router"]
 

@@ -1,0 +1,1 @@
+"""Booking asks onto nodes and the partition state a booking moves: usage, backlog, timers."""

@@ -1,0 +1,473 @@
+"""The backlog index: pending applications by what they wait on, so a cycle looks at what moved.
+
+An application all of whose asks wait on unmoved counters (`Accounting.token`) is *parked*
+under those counters, and a cycle only looks at the applications that are ready (new asks, a
+counter of theirs moved, or not parked yet). So a cycle after one release costs what that
+release could change, not a pass over every pending application. Counters: releases per user,
+per group (the shared `*` group's by its members' releases), per queue (the queue and each
+ancestor), anywhere (`any`),
+room on the nodes for an ask's size (the node set's epoch), and room for an ask's size under a
+queue's maximum.
+
+The end of a cycle (reservations, preemption, reasons that went stale) screens the pending
+applications too, and most of a long backlog has nothing to offer it: an application whose
+every ask waits for a queue's `maxapplications`, for a user or group limit whose counter has
+not moved, or for a queue's maximum where no preemption can help, would be passed over. Such
+an application is *settled* when it is parked and screened again only once it is woken or
+changes (`screened`), so that step also costs what changed, not the backlog. When it can offer
+nothing in a leaf (every node reserved, no preemption possible there), it only brings up to
+date the reasons of applications a user's or group's resource limit holds (`limit_held`, an
+index kept as reasons change), so a full cluster's backlog of jobs waiting for room costs
+nothing per cycle.
+
+New applications held back by a user's or group's `maxApplications` wait in *lines*: one per
+counter, leaf, reason and user, in the leaf's order. A new application is asked about its
+application count before anything else (YuniKorn's `CanRunApp`), a count cannot drop during a
+cycle, and a group's count is asked after the user's own: so every application of that user
+behind one refused for that count again would be refused alike. A move of the counter wakes
+only the head of each line, and the next in line is woken only once the head has moved on (it
+started, something else holds it now, or it went away): a user with a thousand jobs behind
+`maxApplications: 4` costs a few attempts per release, not a thousand, and each job records
+exactly the reasons it would had all of them been woken (the reference mode,
+`SchedulerOptions.exhaustive_retries`, still wakes them all and settles nothing).
+
+A user's new applications that ask alike take turns (`quotactor/scheduler/booking/turns.py`): only
+the first of them is tried, the others wait untried, parked on nothing, and the backlog wakes
+the next when the first starts, goes away or asks otherwise (`turn_passed`). That is part of
+what the scheduler decides, not of the index, so the reference mode keeps turns too.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from quotactor.core.identity import UserGroup
+from quotactor.core.resources import Resource
+from quotactor.scheduler.booking import whole
+from quotactor.scheduler.booking.turns import Turns
+from quotactor.scheduler.objects.application import Application, BlockToken
+from quotactor.scheduler.objects.node import NodeSet
+from quotactor.scheduler.objects.queue import Queue
+from quotactor.scheduler.objects.reasons import Wait
+
+__all__ = ["Backlog", "Counter"]
+
+_MIN_SWEEP = 1024
+_MAX_NAMED = 4096
+
+Counter = tuple[str, str]
+LineKey = tuple[Counter, str, Wait, UserGroup]
+"""A line: the counter its applications wait on, their leaf, the reason they share, and their
+user (a group's count is asked after the user's own, so only one user's are alike)."""
+LineEntry = tuple[tuple[Any, ...], int, Application]
+"""(the application's order in its leaf, the parking's stamp, the application)."""
+
+
+def _still_pending(app: Application) -> bool:
+    queue = app.queue
+    return queue is not None and queue.pending_apps.get(app.application_id) is app
+
+
+def _merged(first: list[LineEntry], second: list[LineEntry]) -> list[LineEntry]:
+    """One line of two (heaps): the shorter pushed into the longer."""
+    if len(first) < len(second):
+        first, second = second, first
+    for entry in second:
+        heapq.heappush(first, entry)
+    return first
+
+
+class Backlog:
+    """Where each pending application waits: parked, in a line, ready, or to be screened."""
+
+    def __init__(self, nodes: NodeSet, still_blocked: Callable[[BlockToken], bool], *,
+                 exhaustive: bool = False) -> None:
+        self.nodes = nodes
+        self._still_blocked = still_blocked
+        self.exhaustive = exhaustive
+        """The reference mode (`SchedulerOptions.exhaustive_retries`): nothing is settled and
+        no line is kept."""
+        self.preemption_enabled = True
+        """The partition's `preemption` setting (the partition keeps it current)."""
+        self._parked: dict[Counter, dict[str, Application]] = {}
+        self._ready: defaultdict[str, dict[str, Application]] = defaultdict(dict)
+        self._active: defaultdict[str, dict[str, Application]] = defaultdict(dict)
+        """Per leaf, the pending applications that are not settled (see `screened`)."""
+        self._limit_held: defaultdict[str, dict[str, Application]] = defaultdict(dict)
+        """Per leaf, the applications whose reason is a user's or group's resource limit
+        (kept by `reason_changed`; see `limit_held`)."""
+        self._epoch_seen = nodes.epoch
+        self._shapes: dict[str, Resource] = {}
+        self._room_shapes: dict[str, dict[str, Resource]] = {}
+        """Per queue, the sizes its maximum holds back (see `room_counter`)."""
+        self._node_counters: dict[Resource, Counter] = {}
+        self._wholes: dict[str, tuple[Resource, tuple[Resource, ...], str]] = {}
+        """Per whole counter (`whole_counter`), the total and the sizes it waits to place, and
+        the application whose reservations they may use."""
+        self._room_counters: dict[tuple[str, Resource], Counter] = {}
+        """The counters named so far, so that naming one does not format a size each time
+        (asks usually come in few sizes; forgotten past `_MAX_NAMED`, as a live scheduler may
+        see ever new ones)."""
+        self._parkings = 0
+        self._parkings_made = 0
+        self._sweep_at = _MIN_SWEEP
+        self._lines: dict[Counter, dict[LineKey, list[LineEntry]]] = {}
+        self._in_line: dict[str, tuple[LineKey, int]] = {}
+        """Per application in a line (parked or behind a woken head): its line and stamp."""
+        self._behind: dict[LineKey, list[LineEntry]] = {}
+        """The rest of a line whose head was woken, waiting for the head's outcome."""
+        self._head_of: dict[str, LineKey] = {}
+        """Per woken head, the line waiting behind it."""
+        self.turns = Turns(_still_pending)
+        """A user's alike new applications, in turn (`Turns.ahead_of`)."""
+        self.chained: list[Application] = []
+        """Applications woken because the head of their line moved on, for the walk to take
+        in (`Cycle` drains it after each attempt; the rest find them ready next time)."""
+
+    def enlist(self, app: Application, order: tuple[Any, ...]) -> None:
+        """Place a new or changed `app` among its alike applications (`Turns.enlist`); if it
+        was the first of others and asks otherwise now, the next one's turn comes."""
+        self._woken_turn(self.turns.enlist(app, order))
+
+    def turn_passed(self, app: Application) -> None:
+        """`app` started, went away or asks otherwise now: if it was the first of its alike
+        applications, the next one's turn has come (woken, into `chained`)."""
+        self._woken_turn(self.turns.passed(app))
+
+    def _woken_turn(self, app: Application | None) -> None:
+        if app is not None:
+            self._make_ready(app)
+            self.chained.append(app)
+
+    def released(self, app: Application) -> None:
+        """`app` gave something back: wake what waits on its user, groups, queues, anywhere."""
+        self.wake(("user", app.user.user))
+        for group in app.user.groups:
+            self.wake(("group", group))
+        if app.queue is not None:
+            for queue in app.queue.lineage():
+                self.wake(("queue", queue.path))
+                shapes = self._room_shapes.get(queue.path, {})
+                for key, shape in list(shapes.items()):
+                    if queue.admits(shape):
+                        del shapes[key]
+                        self.wake(("room", key))
+        self.wake(("any", ""))
+
+    def unpark(self, apps: Iterable[Application]) -> None:
+        """Make `apps` (new or changed asks, a new configuration) ready again."""
+        for app in apps:
+            self._make_ready(app)
+
+    def _make_ready(self, app: Application) -> None:
+        app_id = app.application_id
+        self._in_line.pop(app_id, None)  # its entry in a line, if any, is stale from now on
+        self._ready[app.queue_path][app_id] = app
+        self.activate(app)
+
+    def activate(self, app: Application) -> None:
+        """`app`'s asks are about to be tried, so their reasons may change: screen it again."""
+        self._active[app.queue_path][app.application_id] = app
+
+    def screened(self, leaf: Queue) -> list[Application]:
+        """The pending applications of `leaf` that the end of a cycle must look at: all of
+        them in the reference mode, else those not settled since they were last woken."""
+        pending = leaf.pending_apps
+        if self.exhaustive:
+            self._active.pop(leaf.path, None)  # nothing reads it in this mode: keep it empty
+            return list(pending.values())
+        active = self._active.get(leaf.path)
+        if not active:
+            return []
+        # asked every cycle for every leaf, so an application placed or removed since is
+        # forgotten here at the latest one cycle later, and the index never outgrows the backlog
+        kept = [app for key, app in active.items() if pending.get(key) is app]
+        if len(kept) < len(active):
+            self._active[leaf.path] = {app.application_id: app for app in kept}
+        return kept
+
+    def limit_held(self, leaf: Queue) -> list[Application]:
+        """The applications of `leaf` that the end of a cycle must look at when it can offer
+        nothing there (every node reserved, no preemption possible): those a user's or group
+        limit holds whose counter may have moved, for their reason to be brought up to date.
+        Not settled, as `screened`, but found without a pass over the others (at a full
+        cluster, most of a long backlog waits for room, and none of it needs a look): all
+        pending ones in the reference mode."""
+        if self.exhaustive:
+            return self.screened(leaf)
+        pending = leaf.pending_apps
+        active = self._active.get(leaf.path)
+        if active is not None and len(active) > len(pending):
+            self.screened(leaf)  # forgets those no longer pending, as every cycle used to
+            active = self._active.get(leaf.path)
+        held = self._limit_held.get(leaf.path)
+        if not held or not active:
+            return []
+        found = []
+        for app_id, app in list(held.items()):
+            if pending.get(app_id) is not app:
+                del held[app_id]  # placed or removed since
+            elif app_id in active:
+                found.append(app)
+        return found
+
+    def reason_changed(self, app: Application) -> None:
+        """`app.wait` changed: keep the limit-held index, and move its line on (`moved_on`)."""
+        wait = app.wait
+        held = self._limit_held[app.queue_path]
+        if wait is not None and wait.is_user_or_group_maximum:
+            held[app.application_id] = app
+        else:
+            held.pop(app.application_id, None)
+        self.moved_on(app)
+
+    def _settled(self, app: Application) -> bool:
+        """Whether the end of a cycle would pass `app` over until one of its counters moves:
+        every ask waits for a queue's application count (which that step never offers to
+        reservation or preemption), for a user or group limit whose counter is unmoved (the
+        step only looks again at those whose counter moved), for a queue's maximum that has
+        not moved where no preemption can help (no reservation is made above a queue's
+        maximum), or for room on the nodes where no preemption can help and the application
+        is placed whole (it reserves no node: one node cannot hold all its asks)."""
+        for pending in app.asks.values():
+            wait = pending.wait
+            if wait is None:
+                return False
+            if wait.is_turn or (wait.kind == "queue" and wait.limit == "applications"):
+                continue
+            token = pending.blocked
+            if token is None or not self._still_blocked(token):
+                return False
+            if wait.kind in ("user", "group"):
+                continue
+            if wait.is_queue_maximum and not self._may_preempt(app):
+                continue
+            if wait.kind == "node" and app.placed_whole and not self._may_preempt(app):
+                continue
+            return False
+        return True
+
+    def _may_preempt(self, app: Application) -> bool:
+        """Whether an ask of `app` could preempt: preemption is on and a queue at or above
+        its leaf has a guarantee (as `may_preempt` requires before anything else)."""
+        leaf = app.queue
+        return self.preemption_enabled and leaf is not None \
+            and any(q.guaranteed for q in leaf.lineage())
+
+    def ready(self, leaf: Queue) -> list[Application]:
+        """The pending applications of `leaf` that may be worth trying: those made ready
+        and not parked since, or woken by a counter that moved."""
+        if self.nodes.epoch != self._epoch_seen:
+            self._epoch_seen = self.nodes.epoch
+            self.wake(("node", ""))
+            for shape_key, shape in list(self._shapes.items()):
+                if self.nodes.find_fit(shape) is not None:
+                    del self._shapes[shape_key]
+                    self.wake(("node", shape_key))
+            if self._wholes:
+                rooms = {"": whole.free_room(self.nodes)}
+                for whole_key, (total, sizes, owner) in list(self._wholes.items()):
+                    room = rooms.get(owner)
+                    if room is None:
+                        room = rooms[owner] = whole.free_room(self.nodes, owner)
+                    if total.fits_within_strict(room) \
+                            and whole.plan(self.nodes, sizes, owner) is not None:
+                        del self._wholes[whole_key]
+                        self.wake(("whole", whole_key))
+        ready = self._ready[leaf.path]
+        pending = leaf.pending_apps
+        stale = [k for k, app in ready.items() if pending.get(k) is not app]
+        for key in stale:
+            self.moved_on(ready.pop(key))  # a woken head that went away: the line moves on
+        return list(ready.values())
+
+    def node_counter(self, shape: Resource) -> Counter:
+        """The counter for asks of `shape` that found no node: it moves only when capacity
+        was freed and some node has room for `shape` again, so a release of one vcore does
+        not wake every job waiting for sixty-four."""
+        counter = self._node_counters.get(shape)
+        if counter is None:
+            if len(self._node_counters) >= _MAX_NAMED:
+                self._node_counters.clear()
+            counter = self._node_counters[shape] = ("node", str(shape))
+        self._shapes[counter[1]] = shape
+        return counter
+
+    def whole_counter(self, sizes: tuple[Resource, ...], owner: str = "") -> Counter:
+        """The counter for an application placed whole whose asks (of `sizes`) found no room
+        together: it moves only when capacity was freed and the nodes hold all of them at
+        once again (`whole.plan`). `owner` names the application when nodes it reserved (by
+        preempting) count as its room; applications without reservations share counters."""
+        key = ",".join(str(size) for size in sizes) + (f"@{owner}" if owner else "")
+        if key not in self._wholes:  # dropped when woken, so never more than those parked
+            total = Resource()
+            for size in sizes:
+                total = total + size
+            self._wholes[key] = (total, sizes, owner)
+        return ("whole", key)
+
+    def room_counter(self, queue_path: str, shape: Resource) -> Counter:
+        """The counter for asks of `shape` that `queue_path`'s maximum holds back: it moves
+        only when a release there leaves room for `shape` under that maximum, so a release
+        of one vcore does not wake every job waiting for sixty-four."""
+        counter = self._room_counters.get((queue_path, shape))
+        if counter is None:
+            if len(self._room_counters) >= _MAX_NAMED:
+                self._room_counters.clear()
+            counter = self._room_counters[queue_path, shape] = ("room", f"{queue_path} {shape}")
+        self._room_shapes.setdefault(queue_path, {})[counter[1]] = shape
+        return counter
+
+    def park(self, app: Application, counters: Iterable[Counter]) -> None:
+        """Set `app` aside until one of `counters` moves (every ask waits on one of them)."""
+        app_id = app.application_id
+        self._ready[app.queue_path].pop(app_id, None)
+        for counter in counters:
+            self._parked.setdefault(counter, {})[app_id] = app
+            self._parkings += 1
+        if not self.exhaustive:
+            self._parked_now(app)
+
+    def _parked_now(self, app: Application) -> None:
+        """`app` waits on every counter its asks wait on, so a move wakes (and activates) it:
+        until then, settled, it is not screened. Sweeps when enough parkings piled up."""
+        if self._settled(app):
+            self._active[app.queue_path].pop(app.application_id, None)
+        if self._parkings + self.turns.dropped >= self._sweep_at:
+            self._sweep()
+
+    def queue_up(self, app: Application, counter: Counter, order: tuple[Any, ...]) -> None:
+        """Park a new application that an application count holds back (`app.wait`) in the
+        line of its counter, leaf and reason, at `order` (its place in the leaf's order)."""
+        if self.exhaustive or app.wait is None:
+            self.park(app, (counter,))
+            return
+        app_id = app.application_id
+        key: LineKey = (counter, app.queue_path, app.wait, app.user)
+        self._ready[app.queue_path].pop(app_id, None)
+        self._parkings += 1
+        stamp = self._parkings_made = self._parkings_made + 1
+        self._in_line[app_id] = (key, stamp)
+        lines = self._lines.setdefault(counter, {})
+        line = lines.setdefault(key, [])
+        heapq.heappush(line, (order, stamp, app))
+        if self._head_of.get(app_id) == key:
+            # a woken head held for the line's own reason: whoever is behind it would be
+            # refused alike, so they wait with it again
+            del self._head_of[app_id]
+            lines[key] = _merged(line, self._behind.pop(key, []))
+        self._parked_now(app)
+
+    def moved_on(self, app: Application) -> None:
+        """`app`'s reason to wait changed (or it started, or went away): if it was woken at
+        the head of a line, the next in line is woken too, into `chained` (only a head held
+        again for the line's own reason keeps the rest waiting, see `queue_up`)."""
+        app_id = app.application_id
+        key = self._head_of.pop(app_id, None)
+        if key is None:
+            self._leave_line(app)
+            return
+        head = self._wake_head(key, self._behind.pop(key, []))
+        if head is not None:
+            self.chained.append(head)
+
+    def _leave_line(self, app: Application) -> None:
+        """A reason set from elsewhere (a reserved ask tried first in a cycle) makes an
+        application in a line no longer alike the others: it leaves the line (its entry goes
+        stale) and waits as any other, woken if its counter moved since it joined."""
+        placed = self._in_line.pop(app.application_id, None)
+        if placed is None:
+            return
+        counter = placed[0][0]
+        token = next((p.blocked for p in app.asks.values() if p.blocked is not None), None)
+        if token is not None and self._still_blocked(token):
+            self._parked.setdefault(counter, {})[app.application_id] = app
+        else:
+            self._make_ready(app)
+
+    def _pop_head(self, key: LineKey, line: list[LineEntry]) -> Application | None:
+        """The first application of `line` still in it (entries of applications woken,
+        placed or removed since they joined are dropped on the way)."""
+        while line:
+            _, stamp, app = heapq.heappop(line)
+            if self._in_line.get(app.application_id) == (key, stamp) and _still_pending(app):
+                return app
+        return None
+
+    def _sweep(self) -> None:
+        """Drop parked applications that no longer wait (removed, or placed after a config
+        change): a counter that never moves again would otherwise keep them forever (the
+        lines and the limit-held index alike). Runs
+        when the parkings since the last sweep reach twice the number kept then (amortised
+        O(1), and stale entries never outnumber live ones by more than two to one)."""
+        kept = 0
+        for counter in list(self._parked):
+            apps = self._parked[counter]
+            for app_id in [k for k, a in apps.items() if not _still_pending(a)]:
+                del apps[app_id]
+            if apps:
+                kept += len(apps)
+            else:
+                del self._parked[counter]
+        for path in list(self._limit_held):
+            held = self._limit_held[path]
+            for app_id in [k for k, a in held.items() if not _still_pending(a)]:
+                del held[app_id]
+            if not held:
+                del self._limit_held[path]
+        in_line: dict[str, tuple[LineKey, int]] = {}
+        for lines in [*self._lines.values(), self._behind]:
+            for key in list(lines):
+                line = [e for e in lines[key] if self._in_line.get(e[2].application_id)
+                        == (key, e[1]) and _still_pending(e[2])]
+                if not line:
+                    del lines[key]
+                    continue
+                heapq.heapify(line)
+                lines[key] = line
+                kept += len(line)
+                in_line.update((e[2].application_id, (key, e[1])) for e in line)
+        self._in_line = in_line
+        self._lines = {counter: lines for counter, lines in self._lines.items() if lines}
+        kept += self.turns.sweep()
+        self._parkings = 0
+        self._sweep_at = max(_MIN_SWEEP, 2 * kept)
+
+    def screened_count(self) -> int:
+        """Applications kept for the end-of-cycle screening, in every leaf (for tests)."""
+        return sum(len(apps) for apps in self._active.values())
+
+    def limit_held_count(self) -> int:
+        """Applications in the limit-held index, in every leaf (for tests)."""
+        return sum(len(apps) for apps in self._limit_held.values())
+
+    def parked_count(self) -> int:
+        """Parked entries (an application parked on two counters counts twice), in lines
+        or behind a woken head too (stale line entries until a sweep drops them)."""
+        return sum(len(apps) for apps in self._parked.values()) \
+            + sum(len(line) for lines in self._lines.values() for line in lines.values()) \
+            + sum(len(line) for line in self._behind.values())
+
+    def wake(self, counter: Counter) -> None:
+        apps = self._parked.pop(counter, None)
+        if apps:
+            for app in apps.values():
+                self._make_ready(app)
+        for key, line in self._lines.pop(counter, {}).items():
+            self._wake_head(key, line)
+
+    def _wake_head(self, key: LineKey, line: list[LineEntry]) -> Application | None:
+        """Wake the first of `line` still in it; the rest wait behind it (behind any head of
+        the same line woken before and not tried yet: two moves before a cycle leave two
+        heads and one line behind them)."""
+        head = self._pop_head(key, line)
+        if head is not None:
+            self._make_ready(head)
+            self._head_of[head.application_id] = key
+            merged = _merged(line, self._behind.pop(key, []))
+            if merged:
+                self._behind[key] = merged
+        return head

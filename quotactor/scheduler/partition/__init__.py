@@ -1,0 +1,1 @@
+"""A partition and its scheduling cycle, and its recovery after a restart."""
