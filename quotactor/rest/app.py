@@ -14,7 +14,6 @@ import anyio.to_thread
 from fastapi import APIRouter, FastAPI
 from prometheus_client.registry import Collector
 
-from quotactor.rest import config_routes, ops_routes, usage_routes
 from quotactor.rest.coalesce import Coalescer
 from quotactor.rest.fanout import ConfigFanout
 from quotactor.rest.http.access_log import AccessLog
@@ -23,6 +22,7 @@ from quotactor.rest.http.errors import install_error_handlers
 from quotactor.rest.http.names import RawPathRouting
 from quotactor.rest.openapi import use_corrected_openapi
 from quotactor.rest.state import ConfigApplier, HealthChecks, RestSettings, RestState
+from quotactor.rest.ugm import config_routes, ops_routes, usage_routes
 from quotactor.ugm import UserGroupManager
 
 __all__ = ["PREFIX", "create_app"]

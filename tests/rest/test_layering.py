@@ -11,7 +11,7 @@ import pytest
 import quotactor
 
 ROOT = Path(quotactor.__file__).parent
-BELOW_THE_WEB = [*sorted((ROOT / "scheduler").glob("*.py")), ROOT / "ugm.py",
+BELOW_THE_WEB = [*sorted((ROOT / "scheduler").rglob("*.py")), ROOT / "ugm.py",
                  *sorted((ROOT / "core").glob("*.py")), *sorted((ROOT / "actors").glob("*.py"))]
 
 

@@ -13,9 +13,9 @@ from fastapi import APIRouter, Request, Response
 from prometheus_client.openmetrics.exposition import CONTENT_TYPE_LATEST as OPENMETRICS
 
 from quotactor.rest.coalesce import json_response, render_json
-from quotactor.rest.metrics import PROMETHEUS_TEXT, render_all
 from quotactor.rest.schemas import SchedulerHealth
 from quotactor.rest.state import HealthChecks, rest_state
+from quotactor.rest.ugm.metrics import PROMETHEUS_TEXT, render_all
 from quotactor.ugm import UserGroupManager
 
 __all__ = ["router"]

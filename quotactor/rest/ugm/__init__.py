@@ -1,0 +1,1 @@
+"""The user group routes: usage, the config they enforce, health and metrics of the managers."""
