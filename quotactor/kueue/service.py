@@ -1,0 +1,130 @@
+"""`KueueService`: the blocking facade over one `KueueActor`.
+
+Callers on any thread use it like a `KueueManager`; each call is one message to the actor
+(`quotactor.actors.served`), bounded by the caller's `timeout`, and a refusal is raised in the
+caller as the same `KueueError`. Any other failure is an `OperationFailed` (the manager is left
+as before it); a stopped service raises `ManagerClosed`. An interrupt (Ctrl-C) while waiting
+ends the wait only: the call is applied whole or not at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import TracebackType
+from typing import Concatenate, ParamSpec, TypeVar, cast
+
+from quotactor.actors.served import Change, Read, Served
+from quotactor.kueue.actor import KueueActor, KueueMessage
+from quotactor.kueue.api import Workload
+from quotactor.kueue.manager import CycleResult, KueueManager, KueueObject
+from quotactor.kueue.preemption import LESS_THAN_INITIAL_SHARE, LESS_THAN_OR_EQUAL_TO_FINAL_SHARE
+from quotactor.kueue.status import ClusterQueueUsage, CohortUsage, WorkloadStatus
+
+__all__ = ["KueueService"]
+
+DEFAULT_TIMEOUT = 30.0
+P = ParamSpec("P")
+R = TypeVar("R")
+Manager = KueueManager
+
+
+class KueueService:
+    """Start with `KueueService.start(...)`; stop with `stop()` or a `with` block.
+
+    `timeout` (seconds) bounds every call; it may be changed at any time.
+    """
+
+    def __init__(self, served: Served[KueueMessage], timeout: float = DEFAULT_TIMEOUT) -> None:
+        self._served = served
+        self.timeout = timeout
+
+    @classmethod
+    def start(cls, *, fair_sharing: bool = False,
+              fair_sharing_strategies: tuple[str, ...] = (LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,
+                                                          LESS_THAN_INITIAL_SHARE),
+              timeout: float = DEFAULT_TIMEOUT) -> KueueService:
+        """Start an actor around a new manager (see `KueueManager`)."""
+        manager = KueueManager(fair_sharing, fair_sharing_strategies)
+        served: Served[KueueMessage] = Served("kueue", lambda pool: KueueActor(pool, manager))
+        return cls(served, timeout)
+
+    def stop(self) -> None:
+        """Stop the actor and its threads; safe to call twice."""
+        self._served.stop(self.timeout)
+
+    def __enter__(self) -> KueueService:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        return self._served.running
+
+    # -- the manager's operations ------------------------------------------------------
+
+    def apply(self, *objects: KueueObject) -> None:
+        self._change(Manager.apply, *objects)
+
+    def delete(self, kind: str, name: str, namespace: str = "default") -> None:
+        self._change(Manager.delete, kind, name, namespace)
+
+    def set_namespace(self, name: str, labels: Mapping[str, str] | None = None) -> None:
+        self._change(Manager.set_namespace, name, dict(labels or {}))
+
+    def submit(self, workload: Workload) -> None:
+        self._change(Manager.submit, workload)
+
+    def finish(self, key: str) -> None:
+        self._change(Manager.finish, key)
+
+    def evict(self, key: str) -> None:
+        self._change(Manager.evict, key)
+
+    def schedule(self) -> CycleResult:
+        return self._change(Manager.schedule)
+
+    def admit_pending(self, max_cycles: int | None = None) -> CycleResult:
+        return self._change(Manager.admit_pending, max_cycles)
+
+    def workload(self, key: str) -> WorkloadStatus:
+        return self._read(Manager.workload, key)
+
+    def workloads(self) -> list[WorkloadStatus]:
+        return self._read(Manager.workloads)
+
+    def pending(self, cluster_queue: str | None = None) -> list[str]:
+        return self._read(Manager.pending, cluster_queue)
+
+    def admitted(self, cluster_queue: str | None = None) -> list[str]:
+        return self._read(Manager.admitted, cluster_queue)
+
+    def cluster_queue_usage(self, name: str) -> ClusterQueueUsage:
+        return self._read(Manager.cluster_queue_usage, name)
+
+    def cluster_queue_usages(self) -> list[ClusterQueueUsage]:
+        return self._read(Manager.cluster_queue_usages)
+
+    def cohort_usage(self, name: str) -> CohortUsage:
+        return self._read(Manager.cohort_usage, name)
+
+    def cohort_usages(self) -> list[CohortUsage]:
+        return self._read(Manager.cohort_usages)
+
+    def share(self, name: str) -> float:
+        return self._read(Manager.share, name)
+
+    def objects(self) -> list[KueueObject]:
+        return self._read(Manager.objects)
+
+    def _read(self, method: Callable[Concatenate[Manager, P], R], *args: P.args,
+              **kwargs: P.kwargs) -> R:
+        """`KueueManager.<method>(*args)` in the actor; typed by the method."""
+        return cast(R, self._served.ask(Read(method, args, kwargs), self.timeout))
+
+    def _change(self, method: Callable[Concatenate[Manager, P], R], *args: P.args,
+                **kwargs: P.kwargs) -> R:
+        """`_read` for a method that changes the manager."""
+        return cast(R, self._served.ask(Change(method, args, kwargs), self.timeout))
