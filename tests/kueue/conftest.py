@@ -24,6 +24,7 @@ from quotactor.kueue import (
     ResourceFlavor,
     ResourceGroup,
     ResourceQuota,
+    Toleration,
     Workload,
 )
 from quotactor.kueue.cluster import Record
@@ -70,9 +71,10 @@ def cq(name: str, *groups: ResourceGroup, cohort: str | None = None, within: str
 
 
 def pod_set(count: int = 1, name: str = "main", node_selector: Mapping[str, str] | None = None,
-            requests: Mapping[str, Quantity] | None = None, **named: Quantity) -> PodSet:
+            requests: Mapping[str, Quantity] | None = None,
+            tolerations: tuple[Toleration, ...] = (), **named: Quantity) -> PodSet:
     per_pod = {r: q(r, v) for r, v in {**(requests or {}), **named}.items()}
-    return PodSet(name, count, per_pod, dict(node_selector or {}))
+    return PodSet(name, count, per_pod, dict(node_selector or {}), tolerations)
 
 
 def wl(name: str, *pod_sets: PodSet, queue: str = "q", priority: int = 0,
