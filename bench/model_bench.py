@@ -19,11 +19,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from markdown import header
 
-from quotactor.sim.demo import DEMO_CONFIGS, demo_cluster, demo_config_text, demo_workload
+from quotactor.sim.inputs.demo import DEMO_CONFIGS, demo_cluster, demo_config_text, demo_workload
 from quotactor.sim.model_runs import build_model
-from quotactor.sim.models import ModelOptions, replay_model
-from quotactor.sim.replay import ReplayOptions
-from quotactor.sim.result import SimulationResult
+from quotactor.sim.models.models import ModelOptions, replay_model
+from quotactor.sim.models.replay import ReplayOptions
+from quotactor.sim.models.result import SimulationResult
 from quotactor.sim.session import load_runs, run_config
 
 

@@ -22,9 +22,9 @@ import time
 from typing import Any
 
 from quotactor.scheduler import Scheduler, VirtualClock
-from quotactor.sim.demo import demo_cluster, demo_workload
-from quotactor.sim.jobs import Workload
-from quotactor.sim.replay import ReplayOptions, replay
+from quotactor.sim.inputs.demo import demo_cluster, demo_workload
+from quotactor.sim.inputs.jobs import Workload
+from quotactor.sim.models.replay import ReplayOptions, replay
 
 TWO_QUEUES = """
 partitions:

@@ -24,12 +24,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from markdown import header
 
 from quotactor.scheduler import Scheduler, VirtualClock
-from quotactor.sim.cluster import ClusterSpec, uniform_cluster
-from quotactor.sim.demo import demo_cluster, demo_config_text, demo_workload, tight_config_text
-from quotactor.sim.jobs import Workload
-from quotactor.sim.replay import ReplayOptions, replay
-from quotactor.sim.result import SimulationResult
-from quotactor.sim.synthetic import generate, parse_synthetic
+from quotactor.sim.inputs.cluster import ClusterSpec, uniform_cluster
+from quotactor.sim.inputs.demo import (
+    demo_cluster,
+    demo_config_text,
+    demo_workload,
+    tight_config_text,
+)
+from quotactor.sim.inputs.jobs import Workload
+from quotactor.sim.inputs.synthetic import generate, parse_synthetic
+from quotactor.sim.models.replay import ReplayOptions, replay
+from quotactor.sim.models.result import SimulationResult
 
 TIGHT = tight_config_text()
 

@@ -34,12 +34,12 @@ from replay_bench import SYNTHETIC_CONFIG
 from run import machine
 
 from quotactor.scheduler import Scheduler, VirtualClock
-from quotactor.sim.cluster import ClusterSpec, uniform_cluster
-from quotactor.sim.demo import DEMO_GROUPS, DEMO_TRACE, demo_config_text, demo_workload
-from quotactor.sim.jobs import Workload
-from quotactor.sim.replay import PLACEMENTS, Placement, ReplayOptions, replay
-from quotactor.sim.swf import read_swf
-from quotactor.sim.synthetic import generate, parse_synthetic
+from quotactor.sim.inputs.cluster import ClusterSpec, uniform_cluster
+from quotactor.sim.inputs.demo import DEMO_GROUPS, DEMO_TRACE, demo_config_text, demo_workload
+from quotactor.sim.inputs.jobs import Workload
+from quotactor.sim.inputs.swf import read_swf
+from quotactor.sim.inputs.synthetic import generate, parse_synthetic
+from quotactor.sim.models.replay import PLACEMENTS, Placement, ReplayOptions, replay
 
 SYNTHETIC = ("synthetic:jobs=100000,users=300,groups=4,interarrival=60,max_tasks=64,"
              "queues=root.batch;root.interactive;root.batch;root.batch")

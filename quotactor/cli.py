@@ -46,7 +46,7 @@ def extra_hint(command: str, error: ImportError, extra: str) -> str:
 
 def _add_import(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     try:
-        from quotactor.sim.importers import cli as import_cli
+        from quotactor.sim.inputs.importers import cli as import_cli
     except ImportError as error:
         _add_unavailable(sub, "import", error)
         return

@@ -20,20 +20,26 @@ and limits; jobs run as long as they last) and names each breach.
 comparisons and a REST server.
 """
 
-from quotactor.sim.checks import Check, CheckError, evaluate, parse_check
-from quotactor.sim.cluster import ClusterError, ClusterSpec, NodeSpec, load_cluster, uniform_cluster
-from quotactor.sim.elastic_model import ElasticModel, load_elastic_model
-from quotactor.sim.jobs import Job, LineProblem, TaskGroup, Workload, WorkloadError
-from quotactor.sim.models import GroupFigures, ModelOptions, QuotaModel, replay_model
-from quotactor.sim.outcomes import JobOutcome, JobState
-from quotactor.sim.quotatree_model import QuotaTreeModel, load_quotatree_model
-from quotactor.sim.replay import ReplayOptions, replay
-from quotactor.sim.result import Performance, QuotaTrack, SimulationResult
-from quotactor.sim.summary import format_summary
-from quotactor.sim.synthetic import SyntheticSpec, generate
-from quotactor.sim.verify import Verification, Violation, check_result, verify
-from quotactor.sim.whatif import QueueFigures, WhatIf, analyse
-from quotactor.sim.workload import load_workload
+from quotactor.sim.inputs.cluster import (
+    ClusterError,
+    ClusterSpec,
+    NodeSpec,
+    load_cluster,
+    uniform_cluster,
+)
+from quotactor.sim.inputs.jobs import Job, LineProblem, TaskGroup, Workload, WorkloadError
+from quotactor.sim.inputs.synthetic import SyntheticSpec, generate
+from quotactor.sim.inputs.workload import load_workload
+from quotactor.sim.models.elastic_model import ElasticModel, load_elastic_model
+from quotactor.sim.models.models import GroupFigures, ModelOptions, QuotaModel, replay_model
+from quotactor.sim.models.outcomes import JobOutcome, JobState
+from quotactor.sim.models.quotatree_model import QuotaTreeModel, load_quotatree_model
+from quotactor.sim.models.replay import ReplayOptions, replay
+from quotactor.sim.models.result import Performance, QuotaTrack, SimulationResult
+from quotactor.sim.models.verify import Verification, Violation, check_result, verify
+from quotactor.sim.reports.checks import Check, CheckError, evaluate, parse_check
+from quotactor.sim.reports.summary import format_summary
+from quotactor.sim.reports.whatif import QueueFigures, WhatIf, analyse
 
 __all__ = [
     "Check",

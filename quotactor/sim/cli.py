@@ -3,7 +3,7 @@
 `add_parser` registers both subcommands on the `quotactor` command's subparsers; each sets
 `func`, which returns the exit code: 0 on success, 2 when an input (config, workload, cluster)
 is unusable, 1 when the run itself fails (for example a port in use for `--serve`), 3 when
-`--verify` finds a result breaking an invariant (`quotactor.sim.verify`).
+`--verify` finds a result breaking an invariant (`quotactor.sim.models.verify`).
 """
 
 from __future__ import annotations
@@ -16,14 +16,15 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from quotactor.sim.checks import Check, CheckError, judge, parse_check
-from quotactor.sim.citation import credit_lines
-from quotactor.sim.cluster import ClusterError, ClusterSpec, load_cluster, uniform_cluster
-from quotactor.sim.compare import format_comparison
-from quotactor.sim.jobs import Workload, WorkloadError
+from quotactor.sim.inputs.cluster import ClusterError, ClusterSpec, load_cluster, uniform_cluster
+from quotactor.sim.inputs.jobs import Workload, WorkloadError
 from quotactor.sim.model_runs import MODELS, ModelRun, load_model_runs
-from quotactor.sim.replay import GANG_STYLES, PLACEMENTS, ReplayOptions
-from quotactor.sim.result import SimulationResult
+from quotactor.sim.models.replay import GANG_STYLES, PLACEMENTS, ReplayOptions
+from quotactor.sim.models.result import SimulationResult
+from quotactor.sim.reports.checks import Check, CheckError, judge, parse_check
+from quotactor.sim.reports.citation import credit_lines
+from quotactor.sim.reports.compare import format_comparison
+from quotactor.sim.reports.summary import format_summary
 from quotactor.sim.session import (
     ConfigRun,
     InputError,
@@ -34,7 +35,6 @@ from quotactor.sim.session import (
     write_comparison,
     write_outputs,
 )
-from quotactor.sim.summary import format_summary
 
 __all__ = ["add_parser", "run_demo", "run_simulate"]
 
@@ -136,7 +136,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def _cluster_args(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("cluster (give --cluster or --nodes)")
     group.add_argument("--cluster", type=Path, metavar="CLUSTER.yaml",
-                       help="nodes and capacities (see quotactor.sim.cluster)")
+                       help="nodes and capacities (see quotactor.sim.inputs.cluster)")
     group.add_argument("--nodes", type=int, help="number of identical nodes")
     group.add_argument("--node-vcore", default="1", metavar="Q",
                        help="vcores per node, YuniKorn quantity (default 1)")
@@ -213,7 +213,7 @@ def _limit_jobs(workload: Workload, jobs: int | None) -> Workload:
 
 def run_simulate(args: argparse.Namespace) -> int:
     """`quotactor simulate`."""
-    from quotactor.sim.workload import load_workload, parse_group_names
+    from quotactor.sim.inputs.workload import load_workload, parse_group_names
 
     if args.target:
         if args.model != "yunikorn":
@@ -280,8 +280,8 @@ def _run_remote(args: argparse.Namespace) -> int:
     import httpx
 
     from quotactor.client import Client, ServiceError
+    from quotactor.sim.inputs.workload import load_workload, parse_group_names
     from quotactor.sim.remote import replay_remote
-    from quotactor.sim.workload import load_workload, parse_group_names
 
     try:
         cluster = _cluster(args)
@@ -305,7 +305,7 @@ def _run_remote(args: argparse.Namespace) -> int:
 
 def run_demo(args: argparse.Namespace) -> int:
     """`quotactor demo`."""
-    from quotactor.sim.demo import (
+    from quotactor.sim.inputs.demo import (
         DEMO_GROUPS,
         copy_demo_inputs,
         demo_cluster,
@@ -420,7 +420,7 @@ def _run(args: argparse.Namespace, runs: list[ConfigRun | ModelRun], workload: W
 
 def _run_checks(checks: list[Check], results: list[SimulationResult], command: str) -> int:
     """Print every check of every run, the second of two judged against the first (see
-    `quotactor.sim.checks`); returns how many failed (a line on stderr if any, and one for
+    `quotactor.sim.reports.checks`); returns how many failed (a line on stderr if any, and one for
     the checks passed on the started jobs only)."""
     if not checks:
         return 0
@@ -457,7 +457,7 @@ def _serve(scheduler: Any, args: argparse.Namespace) -> Any:
 
 def _verify(result: SimulationResult, args: argparse.Namespace) -> int:
     """Check `result`'s invariants and say so in one line; returns 1 if one is broken."""
-    from quotactor.sim.verify import check_result
+    from quotactor.sim.models.verify import check_result
 
     verification = check_result(result)
     if verification.first is None:

@@ -16,10 +16,10 @@ import yaml
 
 from quotactor.elastic import QuotaError
 from quotactor.quotatree import QuotaTreeError
-from quotactor.sim.cluster import ClusterSpec
-from quotactor.sim.jobs import Workload
-from quotactor.sim.models import ModelOptions, QuotaModel, replay_model
-from quotactor.sim.result import SimulationResult
+from quotactor.sim.inputs.cluster import ClusterSpec
+from quotactor.sim.inputs.jobs import Workload
+from quotactor.sim.models.models import ModelOptions, QuotaModel, replay_model
+from quotactor.sim.models.result import SimulationResult
 from quotactor.sim.session import InputError
 
 __all__ = ["MODELS", "ModelRun", "build_model", "load_model_runs"]
@@ -46,11 +46,11 @@ class ModelRun:
 def build_model(kind: str, text: str, total: Mapping[str, int]) -> QuotaModel:
     """The model `kind` from a quota file's text, on a cluster of `total`."""
     if kind == "elastic":
-        from quotactor.sim.elastic_model import load_elastic_model
+        from quotactor.sim.models.elastic_model import load_elastic_model
 
         return load_elastic_model(text, total)
     if kind == "quotatree":
-        from quotactor.sim.quotatree_model import load_quotatree_model
+        from quotactor.sim.models.quotatree_model import load_quotatree_model
 
         return load_quotatree_model(text)
     raise ValueError(f"unknown quota model {kind!r} (choose from {', '.join(MODELS)})")

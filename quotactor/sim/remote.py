@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from quotactor.client import Client
-from quotactor.sim.cluster import ClusterSpec
-from quotactor.sim.jobs import Job, Workload
+from quotactor.sim.inputs.cluster import ClusterSpec
+from quotactor.sim.inputs.jobs import Job, Workload
 
 __all__ = ["RemoteOutcome", "replay_remote"]
 

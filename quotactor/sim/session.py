@@ -13,12 +13,12 @@ from pathlib import Path
 
 from quotactor.config import SchedulerConfig, load_config
 from quotactor.scheduler import Scheduler, SchedulerOptions, VirtualClock
-from quotactor.sim.cluster import ClusterSpec
-from quotactor.sim.compare import compare_json
-from quotactor.sim.jobs import Workload
-from quotactor.sim.replay import ReplayOptions, replay
-from quotactor.sim.report import write_jobs_csv, write_report
-from quotactor.sim.result import SimulationResult
+from quotactor.sim.inputs.cluster import ClusterSpec
+from quotactor.sim.inputs.jobs import Workload
+from quotactor.sim.models.replay import ReplayOptions, replay
+from quotactor.sim.models.result import SimulationResult
+from quotactor.sim.reports.compare import compare_json
+from quotactor.sim.reports.report import write_jobs_csv, write_report
 
 __all__ = ["ConfigRun", "InputError", "Outputs", "load_runs", "run_config", "start_scheduler",
            "write_comparison", "write_outputs"]
@@ -97,7 +97,7 @@ def write_outputs(result: SimulationResult, directory: Path, plots: bool = True,
     jobs = write_jobs_csv(result, directory)
     images: tuple[Path, ...] = ()
     if plots:
-        from quotactor.sim.plots import plot_all
+        from quotactor.sim.reports.plots import plot_all
 
         images = tuple(plot_all(result, directory, users=top_users))
     return Outputs(directory, report, jobs, images)
@@ -110,7 +110,7 @@ def write_comparison(a: SimulationResult, b: SimulationResult, directory: Path,
     path = directory / COMPARISON_FILE
     path.write_text(json.dumps(compare_json(a, b), indent=2) + "\n", encoding="utf-8")
     if plots:
-        from quotactor.sim.plots import plot_comparison
+        from quotactor.sim.reports.plots import plot_comparison
 
         plot_comparison(a, b, directory)
     return path

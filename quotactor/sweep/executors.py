@@ -24,7 +24,7 @@ from typing import Any
 from quotactor.config import load_config
 from quotactor.sim import ReplayOptions, Workload
 from quotactor.sim.model_runs import build_model
-from quotactor.sim.models import ModelOptions, replay_model
+from quotactor.sim.models.models import ModelOptions, replay_model
 from quotactor.sim.session import ConfigRun, run_config
 from quotactor.sweep.errors import SweepError
 from quotactor.sweep.headline import Value, headline

@@ -2,8 +2,8 @@
 sweep that reads a `SimulationResult`.
 
 A row shows the replay's own figures, never a second definition of them: every field a
-`quotactor simulate --check` knows (`quotactor.sim.checks.run_figures`, built on
-`quotactor.sim.whatif.analyse`) under the same name and with the same unrounded value, so a
+`quotactor simulate --check` knows (`quotactor.sim.reports.checks.run_figures`, built on
+`quotactor.sim.reports.whatif.analyse`) under the same name and with the same unrounded value, so a
 constraint and a check over one config and workload give the same answer. The row adds what
 the report has but no check names: wait percentiles besides the 95th (the report's own
 nearest-rank `percentile`), the preemption costs of `PreemptionStats`, and the virtual span.
@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from quotactor.sim import SimulationResult
-from quotactor.sim.checks import run_figures
-from quotactor.sim.stats import percentile
-from quotactor.sim.whatif import analyse, jain
+from quotactor.sim.models.stats import percentile
+from quotactor.sim.reports.checks import run_figures
+from quotactor.sim.reports.whatif import analyse, jain
 
 __all__ = ["FIGURES_VERSION", "Figure", "figures_for", "headline", "jain"]
 

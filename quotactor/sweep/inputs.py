@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from quotactor.sim.cluster import ClusterError, ClusterSpec, load_cluster, uniform_cluster
-from quotactor.sim.jobs import Workload, WorkloadError
+from quotactor.sim.inputs.cluster import ClusterError, ClusterSpec, load_cluster, uniform_cluster
+from quotactor.sim.inputs.jobs import Workload, WorkloadError
 from quotactor.sweep.errors import SweepError, check_keys
 
 __all__ = ["BUILTIN_NASA", "ClusterDef", "WorkloadSpec", "check_workloads", "parse_cluster",
@@ -37,10 +37,10 @@ class WorkloadSpec:
 
     def load(self) -> Workload:
         if self.source == BUILTIN_NASA:
-            from quotactor.sim.demo import demo_workload
+            from quotactor.sim.inputs.demo import demo_workload
 
             return demo_workload(self.jobs)
-        from quotactor.sim.workload import load_workload
+        from quotactor.sim.inputs.workload import load_workload
 
         workload = load_workload(self.source, fmt=self.format,  # type: ignore[arg-type]
                                  group_names=dict(self.swf_groups) or None,

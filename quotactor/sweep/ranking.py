@@ -7,10 +7,10 @@
 --constraint "never == 0" --constraint "p95_wait < 2h" --constraint "utilization >= 50%"
 ```
 A constraint on a figure `quotactor simulate --check` knows is a check: parsed by
-`quotactor.sim.checks.parse_check` (same fields, units and errors) and compared by its `holds`,
-against the same value (a row holds `run_figures`), so a constraint keeps a point exactly when
-the check passes on that point's replay. A row has run-wide figures only, so the checks'
-per-user and per-group form (`never[user:u4] == 0`) is refused with a clear error.
+`quotactor.sim.reports.checks.parse_check` (same fields, units and errors) and compared by its
+`holds`, against the same value (a row holds `run_figures`), so a constraint keeps a point
+exactly when the check passes on that point's replay. A row has run-wide figures only, so the
+checks' per-user and per-group form (`never[user:u4] == 0`) is refused with a clear error.
 
 The sweep adds two kinds of NAME the checks cannot know: its extra figures (`p50_wait`,
 `p99_wait`, `work_lost_core_hours`, ...) and its parameters. They take the same
@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from quotactor.sim.checks import RUN_FIELDS, Check, CheckError, holds, parse_check
+from quotactor.sim.reports.checks import RUN_FIELDS, Check, CheckError, holds, parse_check
 from quotactor.sweep.errors import SweepError
 from quotactor.sweep.headline import Figure
 

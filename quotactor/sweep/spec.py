@@ -152,7 +152,7 @@ def _base(value: Any, folder: Path, model: str) -> Any:
     if value is None:
         raise SweepError("config: missing (a path to the model's quota file, or it inline)")
     if value == BUILTIN_NASA:
-        from quotactor.sim.demo import demo_config_text
+        from quotactor.sim.inputs.demo import demo_config_text
 
         return _parse_base(demo_config_text(model), "the bundled NASA config", model)
     if isinstance(value, str):

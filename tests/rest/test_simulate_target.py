@@ -10,9 +10,9 @@ from quotactor.cli import main
 from quotactor.client import Client
 from quotactor.rest import RestServer, serve
 from quotactor.scheduler import Scheduler
-from quotactor.sim.cluster import uniform_cluster
+from quotactor.sim.inputs.cluster import uniform_cluster
+from quotactor.sim.inputs.synthetic import generate, parse_synthetic
 from quotactor.sim.remote import replay_remote
-from quotactor.sim.synthetic import generate, parse_synthetic
 
 SHIM = "target-shim-token"
 CONFIG = """

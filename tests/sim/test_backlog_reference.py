@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 
 from quotactor.scheduler import Scheduler, SchedulerOptions, VirtualClock
-from quotactor.sim.cluster import uniform_cluster
-from quotactor.sim.demo import demo_cluster, demo_workload, tight_config_text
-from quotactor.sim.jobs import Workload
-from quotactor.sim.replay import ReplayOptions, replay
-from quotactor.sim.result import SimulationResult
-from quotactor.sim.synthetic import generate, parse_synthetic
+from quotactor.sim.inputs.cluster import uniform_cluster
+from quotactor.sim.inputs.demo import demo_cluster, demo_workload, tight_config_text
+from quotactor.sim.inputs.jobs import Workload
+from quotactor.sim.inputs.synthetic import generate, parse_synthetic
+from quotactor.sim.models.replay import ReplayOptions, replay
+from quotactor.sim.models.result import SimulationResult
 
 LIMITS = """\
 partitions:

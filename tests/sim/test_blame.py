@@ -5,11 +5,11 @@ named together."""
 from __future__ import annotations
 
 from quotactor.scheduler import Scheduler, VirtualClock
-from quotactor.sim.cluster import uniform_cluster
-from quotactor.sim.jobfile import parse_jsonl
-from quotactor.sim.jobs import Workload
-from quotactor.sim.outcomes import JobOutcome
-from quotactor.sim.replay import ReplayOptions, replay
+from quotactor.sim.inputs.cluster import uniform_cluster
+from quotactor.sim.inputs.jobfile import parse_jsonl
+from quotactor.sim.inputs.jobs import Workload
+from quotactor.sim.models.outcomes import JobOutcome
+from quotactor.sim.models.replay import ReplayOptions, replay
 
 QUEUE = """\
 partitions:

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from quotactor.scheduler import Scheduler, VirtualClock
-from quotactor.sim.checks import CheckError, evaluate, judge, parse_check
-from quotactor.sim.cluster import uniform_cluster
-from quotactor.sim.jobfile import parse_jsonl
-from quotactor.sim.replay import ReplayOptions, replay
-from quotactor.sim.result import SimulationResult
+from quotactor.sim.inputs.cluster import uniform_cluster
+from quotactor.sim.inputs.jobfile import parse_jsonl
+from quotactor.sim.models.replay import ReplayOptions, replay
+from quotactor.sim.models.result import SimulationResult
+from quotactor.sim.reports.checks import CheckError, evaluate, judge, parse_check
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_cli import CONFIG, quotactor

@@ -11,11 +11,11 @@ from types import MappingProxyType
 
 import pytest
 
-from quotactor.sim import compare
-from quotactor.sim.compare import compare_json, format_comparison, natural_key
-from quotactor.sim.result import SimulationResult
-from quotactor.sim.stats import ALL, EntityStats
-from quotactor.sim.whatif import WhatIf, analyse
+from quotactor.sim.models.result import SimulationResult
+from quotactor.sim.models.stats import ALL, EntityStats
+from quotactor.sim.reports import compare
+from quotactor.sim.reports.compare import compare_json, format_comparison, natural_key
+from quotactor.sim.reports.whatif import WhatIf, analyse
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_checks import starving_run

@@ -6,12 +6,12 @@ import pytest
 
 from quotactor.core.resources import Resource
 from quotactor.elastic import DEFAULT_QUOTA, QuotaError
-from quotactor.sim.cluster import uniform_cluster
-from quotactor.sim.elastic_model import load_elastic_model
-from quotactor.sim.jobs import Job, TaskGroup, Workload
-from quotactor.sim.models import ModelOptions, replay_model
-from quotactor.sim.outcomes import JobState
-from quotactor.sim.result import SimulationResult
+from quotactor.sim.inputs.cluster import uniform_cluster
+from quotactor.sim.inputs.jobs import Job, TaskGroup, Workload
+from quotactor.sim.models.elastic_model import load_elastic_model
+from quotactor.sim.models.models import ModelOptions, replay_model
+from quotactor.sim.models.outcomes import JobState
+from quotactor.sim.models.result import SimulationResult
 
 QUOTAS = """\
 apiVersion: scheduling.sigs.k8s.io/v1alpha1

@@ -22,16 +22,16 @@ from quotactor.core.errors import InvalidRequest
 from quotactor.scheduler import Scheduler, SchedulerOptions, VirtualClock
 from quotactor.scheduler.objects.gang import GangStyle
 from quotactor.sim.cli import add_parser
-from quotactor.sim.cluster import ClusterSpec, uniform_cluster
-from quotactor.sim.jobfile import parse_jsonl
-from quotactor.sim.jobs import Workload
-from quotactor.sim.outcomes import JobOutcome, JobState
-from quotactor.sim.packing import Packing
-from quotactor.sim.replay import Placement, ReplayOptions, replay
-from quotactor.sim.report import build_report, write_jobs_csv
-from quotactor.sim.result import SimulationResult
-from quotactor.sim.summary import format_summary
-from quotactor.sim.usage import Series
+from quotactor.sim.inputs.cluster import ClusterSpec, uniform_cluster
+from quotactor.sim.inputs.jobfile import parse_jsonl
+from quotactor.sim.inputs.jobs import Workload
+from quotactor.sim.models.outcomes import JobOutcome, JobState
+from quotactor.sim.models.packing import Packing
+from quotactor.sim.models.replay import Placement, ReplayOptions, replay
+from quotactor.sim.models.result import SimulationResult
+from quotactor.sim.models.usage import Series
+from quotactor.sim.reports.report import build_report, write_jobs_csv
+from quotactor.sim.reports.summary import format_summary
 
 OPEN = """\
 partitions:

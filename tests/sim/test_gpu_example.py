@@ -9,12 +9,12 @@ from importlib import resources
 import pytest
 
 from quotactor.scheduler import Scheduler, VirtualClock
-from quotactor.sim.cluster import load_cluster
-from quotactor.sim.jobs import WorkloadError
-from quotactor.sim.replay import ReplayOptions, replay
-from quotactor.sim.summary import format_summary
-from quotactor.sim.synthetic import GPU, generate, parse_synthetic
-from quotactor.sim.verify import verify
+from quotactor.sim.inputs.cluster import load_cluster
+from quotactor.sim.inputs.jobs import WorkloadError
+from quotactor.sim.inputs.synthetic import GPU, generate, parse_synthetic
+from quotactor.sim.models.replay import ReplayOptions, replay
+from quotactor.sim.models.verify import verify
+from quotactor.sim.reports.summary import format_summary
 
 WORKLOAD = ("synthetic:jobs=300,users=30,groups=3,max_tasks=8,vcore=8,memory=32Gi,gpu=1,"
             "interarrival=240,duration=1800,queues=root.train;root.train;root.infer")

@@ -22,8 +22,8 @@ from quotactor.core.resources import QuantityError, Resource
 from quotactor.rest import RestServer, serve
 from quotactor.scheduler import Scheduler, SchedulerOptions
 from quotactor.scheduler.booking.clock import VirtualClock
-from quotactor.sim.cluster import load_cluster
-from quotactor.sim.importers import (
+from quotactor.sim.inputs.cluster import load_cluster
+from quotactor.sim.inputs.importers import (
     FetchError,
     Imported,
     SourceError,
@@ -31,9 +31,9 @@ from quotactor.sim.importers import (
     import_pods,
     import_yunikorn,
 )
-from quotactor.sim.importers.quantity import k8s_quantity
-from quotactor.sim.jobs import Workload
-from quotactor.sim.workload import load_workload
+from quotactor.sim.inputs.importers.quantity import k8s_quantity
+from quotactor.sim.inputs.jobs import Workload
+from quotactor.sim.inputs.workload import load_workload
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "importers"
 PODS = DATA / "pods.json"

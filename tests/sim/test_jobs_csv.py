@@ -10,14 +10,14 @@ import pytest
 
 from quotactor.core.resources import Resource
 from quotactor.scheduler import Scheduler, VirtualClock
-from quotactor.sim.cluster import uniform_cluster
-from quotactor.sim.jobfile import parse_jsonl
-from quotactor.sim.jobs import Job, TaskGroup, Workload
-from quotactor.sim.models import ModelOptions, replay_model
-from quotactor.sim.quotatree_model import load_quotatree_model
-from quotactor.sim.replay import ReplayOptions, replay
-from quotactor.sim.report import write_jobs_csv
-from quotactor.sim.result import SimulationResult
+from quotactor.sim.inputs.cluster import uniform_cluster
+from quotactor.sim.inputs.jobfile import parse_jsonl
+from quotactor.sim.inputs.jobs import Job, TaskGroup, Workload
+from quotactor.sim.models.models import ModelOptions, replay_model
+from quotactor.sim.models.quotatree_model import load_quotatree_model
+from quotactor.sim.models.replay import ReplayOptions, replay
+from quotactor.sim.models.result import SimulationResult
+from quotactor.sim.reports.report import write_jobs_csv
 
 CONFIG = """\
 partitions:

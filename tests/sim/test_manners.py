@@ -13,10 +13,10 @@ import pytest
 
 from quotactor import cli as top_cli
 from quotactor.sim import cli as sim_cli
-from quotactor.sim.jobfile import parse_jsonl
-from quotactor.sim.jobs import WorkloadError
-from quotactor.sim.progress import Progress
-from quotactor.sim.synthetic import parse_synthetic
+from quotactor.sim.inputs.jobfile import parse_jsonl
+from quotactor.sim.inputs.jobs import WorkloadError
+from quotactor.sim.inputs.synthetic import parse_synthetic
+from quotactor.sim.models.progress import Progress
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_cli import CONFIG, quotactor
@@ -122,9 +122,9 @@ def test_inputs_are_bounded() -> None:
 
 def test_jobs_csv_times_are_plain_seconds(tmp_path: Path) -> None:
     from quotactor.scheduler import Scheduler, VirtualClock
-    from quotactor.sim.cluster import uniform_cluster
-    from quotactor.sim.replay import ReplayOptions, replay
-    from quotactor.sim.report import write_jobs_csv
+    from quotactor.sim.inputs.cluster import uniform_cluster
+    from quotactor.sim.models.replay import ReplayOptions, replay
+    from quotactor.sim.reports.report import write_jobs_csv
 
     workload = parse_jsonl(['{"job_id": "j", "user": "u", "queue": "root.work", '
                             '"submit": 7500000, "duration": 12.5}'])

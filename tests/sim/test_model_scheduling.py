@@ -11,20 +11,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from quotactor.core.resources import Resource
-from quotactor.sim.cluster import ClusterSpec, uniform_cluster
-from quotactor.sim.elastic_model import ElasticModel, load_elastic_model
-from quotactor.sim.jobs import Job, TaskGroup, Workload
-from quotactor.sim.models import (
+from quotactor.sim.inputs.cluster import ClusterSpec, uniform_cluster
+from quotactor.sim.inputs.jobs import Job, TaskGroup, Workload
+from quotactor.sim.models.elastic_model import ElasticModel, load_elastic_model
+from quotactor.sim.models.models import (
     FULL_CLUSTER,
     GroupFigures,
     ModelOptions,
     QuotaModel,
     replay_model,
 )
-from quotactor.sim.outcomes import JobOutcome, JobState
-from quotactor.sim.quotatree_model import load_quotatree_model
-from quotactor.sim.result import SimulationResult
-from quotactor.sim.verify import verify
+from quotactor.sim.models.outcomes import JobOutcome, JobState
+from quotactor.sim.models.quotatree_model import load_quotatree_model
+from quotactor.sim.models.result import SimulationResult
+from quotactor.sim.models.verify import verify
 
 ELASTIC = """\
 apiVersion: scheduling.sigs.k8s.io/v1alpha1

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from quotactor.core.resources import Resource
-from quotactor.sim.cluster import ClusterError, load_cluster, uniform_cluster
-from quotactor.sim.jobfile import parse_csv, parse_jsonl
-from quotactor.sim.jobs import WorkloadError
-from quotactor.sim.packing import plan_asks
-from quotactor.sim.swf import parse_swf, read_swf
-from quotactor.sim.synthetic import generate, parse_synthetic
-from quotactor.sim.workload import detect_format, load_workload, parse_group_names
+from quotactor.sim.inputs.cluster import ClusterError, load_cluster, uniform_cluster
+from quotactor.sim.inputs.jobfile import parse_csv, parse_jsonl
+from quotactor.sim.inputs.jobs import WorkloadError
+from quotactor.sim.inputs.swf import parse_swf, read_swf
+from quotactor.sim.inputs.synthetic import generate, parse_synthetic
+from quotactor.sim.inputs.workload import detect_format, load_workload, parse_group_names
+from quotactor.sim.models.packing import plan_asks
 
 SWF_HEADER = """\
 ; Version: 2.2

@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 
 from quotactor.core.resources import Resource
 from quotactor.scheduler import Scheduler, SchedulerOptions, VirtualClock
-from quotactor.sim.cluster import ClusterSpec, uniform_cluster
-from quotactor.sim.demo import demo_workload
-from quotactor.sim.jobs import Job, TaskGroup, Workload
-from quotactor.sim.outcomes import JobState
-from quotactor.sim.replay import Placement, ReplayOptions, replay
-from quotactor.sim.result import SimulationResult
+from quotactor.sim.inputs.cluster import ClusterSpec, uniform_cluster
+from quotactor.sim.inputs.demo import demo_workload
+from quotactor.sim.inputs.jobs import Job, TaskGroup, Workload
+from quotactor.sim.models.outcomes import JobState
+from quotactor.sim.models.replay import Placement, ReplayOptions, replay
+from quotactor.sim.models.result import SimulationResult
 
 OPEN = """\
 partitions:

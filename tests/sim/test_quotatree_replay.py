@@ -9,12 +9,12 @@ import pytest
 
 from quotactor.core.resources import Resource
 from quotactor.quotatree import QuotaTreeError
-from quotactor.sim.cluster import uniform_cluster
-from quotactor.sim.jobs import Job, TaskGroup, Workload
-from quotactor.sim.models import ModelOptions, replay_model
-from quotactor.sim.outcomes import JobState
-from quotactor.sim.quotatree_model import load_quotatree_model
-from quotactor.sim.result import SimulationResult
+from quotactor.sim.inputs.cluster import uniform_cluster
+from quotactor.sim.inputs.jobs import Job, TaskGroup, Workload
+from quotactor.sim.models.models import ModelOptions, replay_model
+from quotactor.sim.models.outcomes import JobState
+from quotactor.sim.models.quotatree_model import load_quotatree_model
+from quotactor.sim.models.result import SimulationResult
 
 CLUSTER = uniform_cluster(1, {"vcore": "8"})
 

@@ -9,16 +9,16 @@ import pytest
 from quotactor.core.resources import Resource
 from quotactor.scheduler import Scheduler, VirtualClock
 from quotactor.scheduler.booking.turns import Turns
-from quotactor.sim.cluster import ClusterSpec, uniform_cluster
-from quotactor.sim.demo import demo_cluster, demo_workload, tight_config_text
-from quotactor.sim.jobfile import parse_jsonl
-from quotactor.sim.jobs import Job, TaskGroup, Workload
-from quotactor.sim.outcomes import JobState, OutcomeRecorder
-from quotactor.sim.packing import Packing
-from quotactor.sim.replay import Placement, ReplayOptions, replay
-from quotactor.sim.report import build_report
-from quotactor.sim.result import SimulationResult
-from quotactor.sim.synthetic import generate, parse_synthetic
+from quotactor.sim.inputs.cluster import ClusterSpec, uniform_cluster
+from quotactor.sim.inputs.demo import demo_cluster, demo_workload, tight_config_text
+from quotactor.sim.inputs.jobfile import parse_jsonl
+from quotactor.sim.inputs.jobs import Job, TaskGroup, Workload
+from quotactor.sim.inputs.synthetic import generate, parse_synthetic
+from quotactor.sim.models.outcomes import JobState, OutcomeRecorder
+from quotactor.sim.models.packing import Packing
+from quotactor.sim.models.replay import Placement, ReplayOptions, replay
+from quotactor.sim.models.result import SimulationResult
+from quotactor.sim.reports.report import build_report
 
 LIMITS = """\
 partitions:

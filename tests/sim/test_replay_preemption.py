@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from quotactor.scheduler import Scheduler, VirtualClock
-from quotactor.sim.cluster import uniform_cluster
-from quotactor.sim.jobfile import parse_jsonl
-from quotactor.sim.outcomes import JobState
-from quotactor.sim.replay import ReplayOptions, replay
-from quotactor.sim.result import SimulationResult
+from quotactor.sim.inputs.cluster import uniform_cluster
+from quotactor.sim.inputs.jobfile import parse_jsonl
+from quotactor.sim.models.outcomes import JobState
+from quotactor.sim.models.replay import ReplayOptions, replay
+from quotactor.sim.models.result import SimulationResult
 
 CONFIG = """\
 partitions:

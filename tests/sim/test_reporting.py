@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 
-from quotactor.sim.citation import acknowledgement, credit_lines
 from quotactor.sim.fmt import (
     amount,
     axis_unit,
@@ -16,8 +15,9 @@ from quotactor.sim.fmt import (
     short_name,
     unit_of,
 )
-from quotactor.sim.progress import Progress
-from quotactor.sim.stats import percentile
+from quotactor.sim.models.progress import Progress
+from quotactor.sim.models.stats import percentile
+from quotactor.sim.reports.citation import acknowledgement, credit_lines
 
 
 def test_durations_and_quantities() -> None:

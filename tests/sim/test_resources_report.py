@@ -12,15 +12,13 @@ import pytest
 
 from quotactor.core.resources import Resource
 from quotactor.scheduler import Scheduler, VirtualClock
-from quotactor.sim.cluster import ClusterSpec, uniform_cluster
-from quotactor.sim.jobfile import parse_csv, parse_jsonl
-from quotactor.sim.jobs import Workload
-from quotactor.sim.replay import ReplayOptions, replay
-from quotactor.sim.report import build_report, write_report
-from quotactor.sim.result import SimulationResult
-from quotactor.sim.summary import format_summary
-from quotactor.sim.usage import Series, UsageTimeline, combined
-from quotactor.sim.utilization import (
+from quotactor.sim.inputs.cluster import ClusterSpec, uniform_cluster
+from quotactor.sim.inputs.jobfile import parse_csv, parse_jsonl
+from quotactor.sim.inputs.jobs import Workload
+from quotactor.sim.models.replay import ReplayOptions, replay
+from quotactor.sim.models.result import SimulationResult
+from quotactor.sim.models.usage import Series, UsageTimeline, combined
+from quotactor.sim.models.utilization import (
     ResourceUse,
     busy_series,
     class_use,
@@ -29,7 +27,9 @@ from quotactor.sim.utilization import (
     resource_names,
     resource_use,
 )
-from quotactor.sim.whatif import analyse
+from quotactor.sim.reports.report import build_report, write_report
+from quotactor.sim.reports.summary import format_summary
+from quotactor.sim.reports.whatif import analyse
 
 QUEUE = """\
 partitions:
@@ -280,7 +280,7 @@ def _many_groups() -> SimulationResult:
 def test_every_figure_has_one_legend_with_the_top_series_and_others() -> None:
     import matplotlib.pyplot as plt
 
-    from quotactor.sim.plots import OTHERS, TOP_SERIES, figures
+    from quotactor.sim.reports.plots import OTHERS, TOP_SERIES, figures
 
     result = _many_groups()
     assert len(result.group_series) == 25 and len(result.queue_series) == 12
@@ -308,7 +308,7 @@ def test_every_figure_has_one_legend_with_the_top_series_and_others() -> None:
 
 
 def test_bands_spread_from_the_10th_to_the_90th_percentile_of_the_time() -> None:
-    from quotactor.sim.plots import spread
+    from quotactor.sim.reports.plots import spread
 
     # one bucket of 100 s: 0 for 5 s, 10 for 80 s, 50 for 15 s
     starts, means, lows, highs = spread([0, 5, 85], [0, 10, 50], 0, 100, 100)
@@ -323,6 +323,6 @@ def test_bands_spread_from_the_10th_to_the_90th_percentile_of_the_time() -> None
 
 
 def test_reports_do_not_import_matplotlib() -> None:
-    code = ("import sys, quotactor.sim.cli, quotactor.sim.report, quotactor.sim.summary; "
-            "assert 'matplotlib' not in sys.modules")
+    code = ("import sys, quotactor.sim.cli, quotactor.sim.reports.report, "
+            "quotactor.sim.reports.summary; assert 'matplotlib' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import httpx
 
 from quotactor.scheduler import Scheduler, VirtualClock
-from quotactor.sim.cluster import uniform_cluster
-from quotactor.sim.replay import ReplayOptions, replay
+from quotactor.sim.inputs.cluster import uniform_cluster
+from quotactor.sim.inputs.synthetic import generate, parse_synthetic
+from quotactor.sim.models.replay import ReplayOptions, replay
 from quotactor.sim.serve import serve_scheduler
-from quotactor.sim.synthetic import generate, parse_synthetic
 
 CONFIG = """\
 partitions:

@@ -16,19 +16,19 @@ from hypothesis import strategies as st
 from quotactor.core.resources import Resource
 from quotactor.scheduler import Scheduler, VirtualClock
 from quotactor.sim import cli
-from quotactor.sim.cluster import ClusterSpec, uniform_cluster
-from quotactor.sim.elastic_model import load_elastic_model
-from quotactor.sim.jobfile import parse_jsonl
-from quotactor.sim.jobs import Job, TaskGroup, Workload
-from quotactor.sim.limits import LimitLine
-from quotactor.sim.models import ModelOptions, replay_model
-from quotactor.sim.outcomes import JobState
-from quotactor.sim.packing import Packing
-from quotactor.sim.quotatree_model import load_quotatree_model
-from quotactor.sim.replay import PLACEMENTS, Placement, ReplayOptions, replay
-from quotactor.sim.result import QuotaTrack, SimulationResult
-from quotactor.sim.usage import Series
-from quotactor.sim.verify import INVARIANTS, Violation, check_result, verify
+from quotactor.sim.inputs.cluster import ClusterSpec, uniform_cluster
+from quotactor.sim.inputs.jobfile import parse_jsonl
+from quotactor.sim.inputs.jobs import Job, TaskGroup, Workload
+from quotactor.sim.models.elastic_model import load_elastic_model
+from quotactor.sim.models.limits import LimitLine
+from quotactor.sim.models.models import ModelOptions, replay_model
+from quotactor.sim.models.outcomes import JobState
+from quotactor.sim.models.packing import Packing
+from quotactor.sim.models.quotatree_model import load_quotatree_model
+from quotactor.sim.models.replay import PLACEMENTS, Placement, ReplayOptions, replay
+from quotactor.sim.models.result import QuotaTrack, SimulationResult
+from quotactor.sim.models.usage import Series
+from quotactor.sim.models.verify import INVARIANTS, Violation, check_result, verify
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_cli import quotactor

@@ -5,15 +5,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 from quotactor.scheduler import Scheduler, VirtualClock
-from quotactor.sim.cluster import uniform_cluster
 from quotactor.sim.fmt import humanize, resources_text
-from quotactor.sim.jobfile import parse_jsonl
-from quotactor.sim.preemptions import PreemptionStats
-from quotactor.sim.replay import ReplayOptions, replay
-from quotactor.sim.report import build_report
-from quotactor.sim.result import SimulationResult
-from quotactor.sim.summary import format_summary
-from quotactor.sim.whatif import analyse, jain
+from quotactor.sim.inputs.cluster import uniform_cluster
+from quotactor.sim.inputs.jobfile import parse_jsonl
+from quotactor.sim.models.preemptions import PreemptionStats
+from quotactor.sim.models.replay import ReplayOptions, replay
+from quotactor.sim.models.result import SimulationResult
+from quotactor.sim.reports.report import build_report
+from quotactor.sim.reports.summary import format_summary
+from quotactor.sim.reports.whatif import analyse, jain
 
 CONFIG = """\
 partitions:
@@ -102,7 +102,7 @@ def test_reasons_are_printed_in_human_units() -> None:
 
 
 def test_bucketing_gives_time_weighted_means_and_maxima() -> None:
-    from quotactor.sim.plots import bucketed
+    from quotactor.sim.reports.plots import bucketed
 
     starts, means, tops = bucketed([0, 5, 10, 30], [1, 3, 0, 2], 0, 40, 10)
     assert starts == [0, 10, 20, 30]
@@ -110,7 +110,7 @@ def test_bucketing_gives_time_weighted_means_and_maxima() -> None:
 
 
 def test_held_users_are_ranked_by_time_held_back_and_plots_are_written(tmp_path) -> None:
-    from quotactor.sim.plots import plot_all, plot_comparison, top_held_users
+    from quotactor.sim.reports.plots import plot_all, plot_comparison, top_held_users
 
     a = _run()
     assert top_held_users(a, 5) == ["u2"]  # u11 was never held back: it is not listed

@@ -10,11 +10,11 @@ import pytest
 
 from quotactor.config import load_config
 from quotactor.sim import ReplayOptions, SimulationResult, uniform_cluster
-from quotactor.sim.checks import RUN_FIELDS, evaluate, parse_check, run_figures
-from quotactor.sim.jobfile import parse_jsonl
+from quotactor.sim.inputs.jobfile import parse_jsonl
+from quotactor.sim.models.stats import percentile
+from quotactor.sim.reports.checks import RUN_FIELDS, evaluate, parse_check, run_figures
+from quotactor.sim.reports.whatif import analyse
 from quotactor.sim.session import ConfigRun, run_config
-from quotactor.sim.stats import percentile
-from quotactor.sim.whatif import analyse
 from quotactor.sweep import figures_for, headline, jain, load_sweep, parse_constraint, run_sweep
 
 CONFIG = """\

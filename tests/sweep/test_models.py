@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from quotactor.sim.model_runs import build_model
-from quotactor.sim.models import ModelOptions, replay_model
+from quotactor.sim.models.models import ModelOptions, replay_model
 from quotactor.sweep import SweepError, expand, load_sweep, parse_sweep, run_sweep
 from quotactor.sweep.headline import headline
 from quotactor.sweep.inputs import check_workloads

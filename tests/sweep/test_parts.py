@@ -10,8 +10,8 @@ import pytest
 
 from quotactor.cli import main
 from quotactor.sim import generate, uniform_cluster
-from quotactor.sim.demo import demo_workload
-from quotactor.sim.synthetic import SyntheticSpec
+from quotactor.sim.inputs.demo import demo_workload
+from quotactor.sim.inputs.synthetic import SyntheticSpec
 from quotactor.sweep import executors as executors_module
 from quotactor.sweep import figures_for, load_sweep, run_sweep
 from quotactor.sweep.plots import pareto_front

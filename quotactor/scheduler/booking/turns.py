@@ -17,7 +17,8 @@ job grew with the backlog. In turns, such an event costs one attempt per size.
 What it changes: only the first of alike applications is offered a reservation or
 preemption at the end of a cycle (a user's count admits the others no sooner), and the reason
 an application shows while it waits its turn is its own; the replay charges that time to
-whatever holds the first back (`quotactor.sim.outcomes`), so held-time reports read as before.
+whatever holds the first back (`quotactor.sim.models.outcomes`), so held-time reports read as
+before.
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""Replaying a workload under a quota model, and what the replay records as it runs."""

@@ -1,0 +1,1 @@
+"""What a replay leaves for people and CI: summaries, reports, comparisons, checks and plots."""
