@@ -341,6 +341,12 @@ class KueueManager:
         keys = [r.key for q in sorted(self._queues) for r in self._queues[q]]
         return keys + sorted(self._homeless)
 
+    def inadmissible(self, cluster_queue: str | None = None) -> list[str]:
+        """Pending workloads set aside until quota is released in their cohort (Kueue's
+        inadmissible list), in queue order."""
+        names = [cluster_queue] if cluster_queue is not None else sorted(self._queues)
+        return [r.key for n in names for r in self._queues.get(n, []) if r.inadmissible]
+
     def admitted(self, cluster_queue: str | None = None) -> list[str]:
         names = [cluster_queue] if cluster_queue is not None else sorted(self._cluster.admitted)
         return sorted(k for n in names for k in self._cluster.admitted.get(n, {}))
