@@ -10,19 +10,19 @@ consumer on several trees together, or on none.
 serves one from an actor (the package's runtime) so that concurrent callers need no locks.
 """
 
-from quotactor.quotatree._actor import (
+from quotactor.quotatree.actor import (
     QuotaManagerActor,
     RemoteTreeCache,
     SharedQuotaManager,
     TrialOutcome,
 )
-from quotactor.quotatree._cache import TreeCache, TreeCacheCreateResponse
-from quotactor.quotatree._consumer_info import ConsumerInfo, ConsumerTreeSpec
-from quotactor.quotatree._errors import QuotaTreeError
-from quotactor.quotatree._manager import QuotaManager, UpdateAllResult
-from quotactor.quotatree._mode import Mode
-from quotactor.quotatree._response import AllocationResponse
-from quotactor.quotatree._spec import NodeSpec
+from quotactor.quotatree.cache import TreeCache, TreeCacheCreateResponse
+from quotactor.quotatree.consumer_info import ConsumerInfo, ConsumerTreeSpec
+from quotactor.quotatree.errors import QuotaTreeError
+from quotactor.quotatree.manager import QuotaManager, UpdateAllResult
+from quotactor.quotatree.mode import Mode
+from quotactor.quotatree.response import AllocationResponse
+from quotactor.quotatree.spec import NodeSpec
 
 __all__ = [
     "AllocationResponse",

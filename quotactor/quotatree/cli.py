@@ -17,10 +17,10 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from quotactor.quotatree._consumer_info import ConsumerInfo
-from quotactor.quotatree._errors import QuotaTreeError
-from quotactor.quotatree._manager import QuotaManager
-from quotactor.quotatree._mode import Mode
+from quotactor.quotatree.consumer_info import ConsumerInfo
+from quotactor.quotatree.errors import QuotaTreeError
+from quotactor.quotatree.manager import QuotaManager
+from quotactor.quotatree.mode import Mode
 
 __all__ = ["EXAMPLES", "add_parser", "run"]
 

@@ -20,7 +20,7 @@ import pytest
 from quotactor.actors.runtime import live_actors
 from quotactor.core.errors import OperationFailed, OperationTimeout, QuotactorError
 from quotactor.quotatree import Mode, QuotaManager, QuotaTreeError, SharedQuotaManager
-from quotactor.quotatree._tree import QuotaTree
+from quotactor.quotatree.tree import QuotaTree
 
 T = "T"
 TIMEOUT = 10.0

@@ -24,10 +24,10 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping
 
-from quotactor.quotatree._consumer import Consumer
-from quotactor.quotatree._journal import Journal
-from quotactor.quotatree._node import QuotaNode, Vector, fits
-from quotactor.quotatree._spec import NodeSpec
+from quotactor.quotatree.consumer import Consumer
+from quotactor.quotatree.journal import Journal
+from quotactor.quotatree.node import QuotaNode, Vector, fits
+from quotactor.quotatree.spec import NodeSpec
 
 __all__ = ["QuotaTree"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from quotactor.quotatree._errors import QuotaTreeError
-from quotactor.quotatree._spec import NodeSpec
+from quotactor.quotatree.errors import QuotaTreeError
+from quotactor.quotatree.spec import NodeSpec
 
 __all__ = ["check_topology"]
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from quotactor.quotatree._cache import TreeCacheCreateResponse
-from quotactor.quotatree._consumer import Consumer
-from quotactor.quotatree._consumer_info import ConsumerTreeSpec
-from quotactor.quotatree._controller import TreeController, Trial
-from quotactor.quotatree._response import AllocationResponse
+from quotactor.quotatree.cache import TreeCacheCreateResponse
+from quotactor.quotatree.consumer import Consumer
+from quotactor.quotatree.consumer_info import ConsumerTreeSpec
+from quotactor.quotatree.controller import TreeController, Trial
+from quotactor.quotatree.response import AllocationResponse
 
 __all__ = ["ForestController", "Target"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from quotactor.quotatree._tree import QuotaTree
+from quotactor.quotatree.tree import QuotaTree
 
 __all__ = ["dump_tree", "tree_state"]
 

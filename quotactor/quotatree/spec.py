@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from quotactor.quotatree._errors import QuotaTreeError
-from quotactor.quotatree._jsondoc import JsonSource, load_object
+from quotactor.quotatree.errors import QuotaTreeError
+from quotactor.quotatree.jsondoc import JsonSource, load_object
 
 __all__ = [
     "DEFAULT_RESOURCE_NAMES",
@@ -90,7 +90,7 @@ class TreeSpec:
 
 
 def parse_tree(source: JsonSource) -> TreeSpec:
-    """Read MCAD's QuotaTree JSON, checking each field (not the topology; see `_topology`)."""
+    """Read MCAD's QuotaTree JSON, checking each field (not the topology; see `topology`)."""
     doc = load_object(source, "quota tree")
     kind = doc.get("kind")
     if kind != TREE_KIND:

@@ -12,10 +12,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from quotactor.quotatree._errors import QuotaTreeError
-from quotactor.quotatree._jsondoc import JsonSource, load_object
-from quotactor.quotatree._spec import DEFAULT_RESOURCE_NAMES, NodeSpec, TreeSpec
-from quotactor.quotatree._tree import QuotaTree
+from quotactor.quotatree.errors import QuotaTreeError
+from quotactor.quotatree.jsondoc import JsonSource, load_object
+from quotactor.quotatree.spec import DEFAULT_RESOURCE_NAMES, NodeSpec, TreeSpec
+from quotactor.quotatree.tree import QuotaTree
 
 __all__ = ["TreeCache", "TreeCacheCreateResponse"]
 

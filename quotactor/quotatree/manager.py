@@ -12,18 +12,18 @@ from typing import Any, NamedTuple
 
 import structlog
 
-from quotactor.quotatree._cache import TreeCache, TreeCacheCreateResponse
-from quotactor.quotatree._consumer import Consumer
-from quotactor.quotatree._consumer_info import ConsumerInfo
-from quotactor.quotatree._controller import TreeController, Trial
-from quotactor.quotatree._errors import QuotaTreeError
-from quotactor.quotatree._forest import ForestController, Target
-from quotactor.quotatree._jsondoc import JsonSource
-from quotactor.quotatree._mode import Mode
-from quotactor.quotatree._response import AllocationResponse
-from quotactor.quotatree._spec import parse_tree
-from quotactor.quotatree._topology import check_topology
-from quotactor.quotatree._views import dump_tree, tree_state
+from quotactor.quotatree.cache import TreeCache, TreeCacheCreateResponse
+from quotactor.quotatree.consumer import Consumer
+from quotactor.quotatree.consumer_info import ConsumerInfo
+from quotactor.quotatree.controller import TreeController, Trial
+from quotactor.quotatree.errors import QuotaTreeError
+from quotactor.quotatree.forest import ForestController, Target
+from quotactor.quotatree.jsondoc import JsonSource
+from quotactor.quotatree.mode import Mode
+from quotactor.quotatree.response import AllocationResponse
+from quotactor.quotatree.spec import parse_tree
+from quotactor.quotatree.topology import check_topology
+from quotactor.quotatree.views import dump_tree, tree_state
 
 __all__ = ["QuotaManager", "UpdateAllResult"]
 

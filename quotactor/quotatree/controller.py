@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import structlog
 
-from quotactor.quotatree._cache import TreeCache, TreeCacheCreateResponse
-from quotactor.quotatree._consumer import Consumer
-from quotactor.quotatree._response import AllocationResponse
-from quotactor.quotatree._tree import QuotaTree
+from quotactor.quotatree.cache import TreeCache, TreeCacheCreateResponse
+from quotactor.quotatree.consumer import Consumer
+from quotactor.quotatree.response import AllocationResponse
+from quotactor.quotatree.tree import QuotaTree
 
 __all__ = ["Trial", "TreeController"]
 

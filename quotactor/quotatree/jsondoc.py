@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from quotactor.quotatree._errors import QuotaTreeError
+from quotactor.quotatree.errors import QuotaTreeError
 
 __all__ = ["JsonSource", "load_object", "require_int"]
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from quotactor.quotatree._errors import QuotaTreeError
-from quotactor.quotatree._jsondoc import JsonSource, load_object, require_int
+from quotactor.quotatree.errors import QuotaTreeError
+from quotactor.quotatree.jsondoc import JsonSource, load_object, require_int
 
 __all__ = ["ConsumerInfo", "ConsumerTreeSpec"]
 

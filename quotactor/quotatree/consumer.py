@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from quotactor.quotatree._consumer_info import ConsumerTreeSpec
-    from quotactor.quotatree._node import QuotaNode
+    from quotactor.quotatree.consumer_info import ConsumerTreeSpec
+    from quotactor.quotatree.node import QuotaNode
 
 __all__ = ["Consumer"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from quotactor.quotatree._consumer import Consumer
+    from quotactor.quotatree.consumer import Consumer
 
 __all__ = ["QuotaNode", "fits"]
 

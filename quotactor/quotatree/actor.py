@@ -24,14 +24,14 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 from quotactor.actors.checkpoint import Checkpoint
 from quotactor.actors.runtime import Actor, WorkerPool
 from quotactor.actors.served import Change, Read, Served
-from quotactor.quotatree._cache import TreeCache, TreeCacheCreateResponse
-from quotactor.quotatree._consumer_info import ConsumerInfo
-from quotactor.quotatree._errors import QuotaTreeError
-from quotactor.quotatree._jsondoc import JsonSource
-from quotactor.quotatree._manager import QuotaManager, UpdateAllResult
-from quotactor.quotatree._mode import Mode
-from quotactor.quotatree._response import AllocationResponse
-from quotactor.quotatree._spec import NodeSpec
+from quotactor.quotatree.cache import TreeCache, TreeCacheCreateResponse
+from quotactor.quotatree.consumer_info import ConsumerInfo
+from quotactor.quotatree.errors import QuotaTreeError
+from quotactor.quotatree.jsondoc import JsonSource
+from quotactor.quotatree.manager import QuotaManager, UpdateAllResult
+from quotactor.quotatree.mode import Mode
+from quotactor.quotatree.response import AllocationResponse
+from quotactor.quotatree.spec import NodeSpec
 
 __all__ = ["QuotaManagerActor", "RemoteTreeCache", "SharedQuotaManager", "TrialOutcome"]
 
