@@ -17,6 +17,7 @@ from quotactor.core.errors import (
 )
 from quotactor.core.limits import Limit, LimitEntry, LimitTable
 from quotactor.core.queue_tracker import Refusal
+from quotactor.kueue import KueueError, KueueManager, KueueService
 from quotactor.scheduler import Scheduler
 from quotactor.ugm import UserGroupManager
 
@@ -24,6 +25,9 @@ __all__ = [
     "ConfigError",
     "Decision",
     "InvalidRequest",
+    "KueueError",
+    "KueueManager",
+    "KueueService",
     "Limit",
     "LimitEntry",
     "LimitTable",

@@ -13,6 +13,7 @@ from importlib.metadata import PackageNotFoundError, version
 from quotactor import core
 from quotactor.config import cli as config_cli
 from quotactor.elastic import cli as elastic_cli
+from quotactor.kueue import cli as kueue_cli
 from quotactor.logs import configure_logging
 from quotactor.quotatree import cli as quotatree_cli
 from quotactor.sim import cli as sim_cli
@@ -143,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     config_cli.add_parser(sub)
     quotatree_cli.add_parser(sub)
     elastic_cli.add_parser(sub)
+    kueue_cli.add_parser(sub)
     _add_serve(sub)
     return parser
 
