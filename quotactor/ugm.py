@@ -62,7 +62,7 @@ from quotactor.core.limits import EMPTY_TABLE, LimitTable
 from quotactor.core.queue_path import parse_queue_path
 from quotactor.core.queue_tracker import Refusal, merge_headroom
 from quotactor.core.resources import QuantityError, Resource
-from quotactor.core.tracker import new_state
+from quotactor.core.tracker import UserTrackerState, new_state
 from quotactor.metrics import Metrics
 
 __all__ = ["UserGroupManager"]
@@ -74,8 +74,11 @@ T = TypeVar("T")
 class UserGroupManager:
     """Per-user and per-group usage tracking and limit enforcement for one partition.
 
-    Every error it raises is a `QuotactorError`: `InvalidRequest` (bad arguments, or an
-    application id another user runs), `ConfigError`, `OperationTimeout` (no answer within
+    One application id may run for several users: each is an application of its own, in its
+    user's tracker and in its group's (as YuniKorn's user group manager tracks them).
+
+    Every error it raises is a `QuotactorError`: `InvalidRequest` (bad arguments),
+    `ConfigError`, `OperationTimeout` (no answer within
     `timeout` seconds; the operation is still applied or refused whole, later),
     `ManagerClosed` (not running) or `OperationFailed` (a failure inside the runtime; nothing
     of that operation was applied).
@@ -289,8 +292,10 @@ class UserGroupManager:
                 if part is not None:
                     return part.get(_left(deadline))
                 state = new_state(kind, name)
-                return ReadResult(state.headroom(plan.table, parts),
-                                  state.app_refusal(plan.table, parts, application_id))
+                refusal = (state.app_refusal(plan.table, parts, application_id)
+                           if isinstance(state, UserTrackerState)
+                           else state.app_refusal(plan.table, parts, application_id, user.user))
+                return ReadResult(state.headroom(plan.table, parts), refusal)
 
             user_side = side("user", user.user, plan.user_part)
             if plan.group is None:

@@ -199,8 +199,6 @@ def _decide_held(
                      queue=".".join(msg.parts), reason=str(detail))
         elif kind == FAILED:
             log.exception("change_failed", user=state.name, app=msg.app, exc_info=detail)
-            if isinstance(msg, UserDecrease):
-                tracker.relink(msg)
             failures.append(detail)
         else:
             _ignored(state, msg.group_state, msg, kind)  # type: ignore[arg-type]  # a decrease

@@ -95,7 +95,8 @@ class GroupTrackerActor(Counted, Actor[GroupMessage]):
         if isinstance(message, ReadPart):
             message.reply.set(ReadResult(
                 self.state.headroom(message.table, message.parts),
-                self.state.app_refusal(message.table, message.parts, message.app),
+                self.state.app_refusal(message.table, message.parts, message.app,
+                                       message.user),
             ))
             return None
         if isinstance(message, SnapshotPart):
@@ -117,13 +118,14 @@ class GroupTrackerActor(Counted, Actor[GroupMessage]):
                                     user=item.user)
                         outcomes.append(None)  # nobody waits for this answer
                         continue
-                    refusal = state.check_increase(item.table, item.parts, item.app, item.usage)
+                    refusal = state.check_increase(item.table, item.parts, item.app, item.user,
+                                                   item.usage)
                     if refusal is None:
                         state.increase(item.parts, item.app, item.usage, item.user)
                     outcomes.append(refusal)
                     continue
                 if isinstance(item, GroupDecrease) and not state.decrease(
-                        item.parts, item.app, item.usage, item.remove_app):
+                        item.parts, item.app, item.usage, item.remove_app, item.user):
                     log.warning("decrease_ignored", group=state.name, app=item.app,
                                 queue=".".join(item.parts), reason="not tracked")
             except Exception as exc:

@@ -31,18 +31,18 @@ tracker's claim, as it handles a routed operation. The manager retires a tracker
 
 Why it decides as the manager's route would have. Holding the user's claim, the call requires
 `routed == handled` (nothing routed to the user is pending), the application linked in the
-tracker's state, and the manager's links (`UserTrackerState.links`) and `owners` naming that
-same link and user. The manager increments `routed` before it changes a user's links or an
-application's owner (`ManagerActor._route`), so when the call reads `routed == handled`, every
-change of those views for this user that the manager has made is handled, and the views agree
-with the state (the failed removal's window, where the tracker restored a link the manager has
-not yet restored (`Relink`), shows as a missing link: routed as before). Routing the call at
-that moment would have changed nothing but counts, and delivered it to this tracker ahead of
-any operation routed later (the claim is held: those queue behind it). The group tracker is
-claimed only when idle, so everything sent to it before (this user's earlier group changes
-included) has been applied. So every outcome of a known-user call is one the manager's route
-could have produced: usage stays the sum of the live allocations, no limit is exceeded (the
-same checks, user side first, in one atomic core call) and no update is lost.
+tracker's state, and the manager's link (`UserTrackerState.links`) naming that same group (a
+view that disagrees is routed). The route never changes the link of an application the tracker
+runs: it stores links of applications not linked, and drops only those of applications the
+tracker does not run (`quotactor.core.routing.settle`); and it increments `routed` before it
+delivers anything, so when the call reads `routed == handled` the views agree with the
+state. Routing the call at that moment would have changed nothing but counts, and delivered it
+to this tracker ahead of any operation routed later (the claim is held: those queue behind it).
+The group tracker is claimed only when idle, so everything sent to it before (this user's
+earlier group changes included) has been applied. So every outcome of a known-user call is
+one the manager's route could have produced: usage stays the sum of the live allocations, no
+limit is exceeded (the same checks, user side first, in one atomic core call) and no update is
+lost.
 
 It runs where the runtime allows inline handlers (never on the main thread: `here` answers
 `BUSY` there, and the call is routed); the claims are `here`'s, released in their own frames
@@ -123,9 +123,8 @@ def decide_user(tracker: UserTrackerActor, msg: Known) -> Decision | NotKnown | 
     group = app_groups[app]
     name = state.name
     links = state.links
-    if (links is None or links.get(app, _MISSING) != group
-            or manager.owners.get(app) != name):
-        return NOT_KNOWN  # a link not yet restored (`Relink`), or a route under way
+    if links is None or links.get(app, _MISSING) != group:
+        return NOT_KNOWN  # views that disagree: routed
     table = manager.applied.table
     if group is None:
         outcome: Any = _decide(state, None, table, parts, app, usage, increase, None)

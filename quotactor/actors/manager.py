@@ -20,31 +20,29 @@ depends on it and never per operation: a tracker that becomes idle adds itself t
 `idle` (one atomic `set.add`; a tracker is there once however often it empties), and a sweep
 (`_sweep`) pops that set and retires those still idle, a step per tracker emptied since the
 last sweep. `Stats` and the snapshots of every user or group sweep first, a snapshot of one
-retires that one if idle; an increase whose application id is bound to an idle user frees it;
-an idle user's links (of starts it refused) are forgotten when the user is routed to or read
-again; and when a new tracker would make the listed ones of its kind outnumber those left by
-the last sweep by an eighth (at least `SWEEP_AT`), it sweeps (`_next_sweep`: the listed
-trackers never exceed those in use at the last sweep by more than an eighth, or `SWEEP_AT`). An
-emptied tracker that is used again before that costs a set `add`: no report, no retirement, no
-revival. The stop of a tracker evicted from the warm list is queued behind anything sent to it
-before, so pending reads are still answered. See `quotactor.actors.known` for why callers that
-skip the manager never touch a retired tracker.
+retires that one if idle; an idle user's links (of starts it refused) are forgotten when the
+user is routed to or read again; and when a new tracker would make the listed ones of its kind
+outnumber those left by the last sweep by an eighth (at least `SWEEP_AT`), it sweeps
+(`_next_sweep`: the listed trackers never exceed those in use at the last sweep by more than an
+eighth, or `SWEEP_AT`). An emptied tracker that is used again before that costs a set `add`:
+no report, no retirement, no revival. The stop of a tracker evicted from the warm list is
+queued behind anything sent to it before, so pending reads are still answered. See
+`quotactor.actors.known` for why callers that skip the manager never touch a retired tracker.
 
-A tracker whose removal failed after the manager had forgotten the application's group link
-reports it (`Relink`): reports are not messages that claim the manager: a tracker appends them
-to `reports` (one atomic `deque.append`, no lock, no claim, no handler run), and the manager
-reads them, in the order they were appended, at the start of its next handler.
+Group links: a route links a new application to its group before the tracker applies its
+start, and keeps the link until the tracker no longer runs it (a refused start, a removal
+applied) and nothing routed to the user is on its way (`quotactor.core.routing.settle`): so a
+removal that fails or removes nothing leaves the link in place, and a refused start links
+nothing for later.
 
-Application ids: an id is bound to the user whose increase routed it first, until that user's
-application is removed (or the user has nothing tracked and is retired); an increase with the
-id for another user of the partition is refused with `InvalidRequest`. Two users sharing an id
-would otherwise share one group entry: the first removal would end the group's application for
-both, and the second would leave the group's usage behind.
+Application ids: an id is its user's, as in YuniKorn's user group manager: the same id for two
+users is two applications, in their trackers and in their group's (keyed by id and user, see
+`quotactor.core.tracker`). Refusing a second application with an id is the scheduler's.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,7 +55,6 @@ from quotactor.actors.messages import (
     PlanSnapshot,
     ReadPart,
     ReadResult,
-    Relink,
     Route,
     Routing,
     Shutdown,
@@ -73,7 +70,7 @@ from quotactor.config.model import SchedulerConfig
 from quotactor.core.errors import ManagerClosed
 from quotactor.core.limits import EMPTY_TABLE, LimitTable
 from quotactor.core.queue_path import ancestors
-from quotactor.core.routing import Views, route
+from quotactor.core.routing import Views, route, settle
 from quotactor.core.tracker import GroupTrackerState, UserTrackerState
 from quotactor.logs import get_logger
 
@@ -142,13 +139,12 @@ class Retirement:
 
 
 class ManagerActor(Actor[ManagerMessage]):
-    """Routes operations of one partition; owns tracker lifetimes, application group links and
-    which user each application id belongs to.
+    """Routes operations of one partition; owns tracker lifetimes and application group links.
 
     Its own `pool` (one thread is plenty) runs the messages that arrive while it is busy; it
     belongs to whoever started the manager. `Shutdown` hands over the trackers and their pools.
-    Routing an item either completes or changes nothing: what can fail (the group lookup, the
-    application id check) runs before the first change.
+    Routing an item either completes or changes nothing the trackers see (see
+    `quotactor.core.routing.route`).
     """
 
     handlers_wait = False
@@ -173,20 +169,15 @@ class ManagerActor(Actor[ManagerMessage]):
         self.group_states: dict[str, GroupTrackerState] = {}
         self.warm_users: OrderedDict[str, UserTrackerActor] = OrderedDict()
         self.warm_groups: OrderedDict[str, GroupTrackerActor] = OrderedDict()
-        self.owners: dict[str, str] = {}
         self.retired = 0
         self.sweep_users_at = self.sweep_groups_at = SWEEP_AT
         self.closed = False
-        self.reports: deque[Relink] = deque()
         self.idle: set[UserTrackerActor | GroupTrackerActor] = set()
         self.log = log.bind(partition=partition)
-        self.views = Views(partition, self.user_states, self.group_states, self.owners,
-                           self._new_user, self._new_group, self._forgot, UserIncrease,
-                           UserDecrease)
+        self.views = Views(self.user_states, self.group_states, self._new_user,
+                           self._new_group, UserIncrease, UserDecrease)
 
     def handle(self, message: ManagerMessage) -> Any:
-        if self.reports:
-            self._read_reports()
         if self.closed:
             raise ManagerClosed("the user group manager is stopped")
         if isinstance(message, Route):
@@ -223,7 +214,7 @@ class ManagerActor(Actor[ManagerMessage]):
             self._sweep()
             self.sweep_users_at = _next_sweep(len(self.users))
         ref = self.warm_users.pop(name, None) or UserTrackerActor(
-            self.user_pool, name, self.reports, self.idle)
+            self.user_pool, name, self.idle)
         self.users[name] = ref
         self.user_states[name] = ref.state
         ref.state.tracker = ref  # while listed (see `TrackerState`)
@@ -246,13 +237,11 @@ class ManagerActor(Actor[ManagerMessage]):
         message, which names the user tracker it goes to. One compiled loop for every item of
         a batch (the manager is what every caller meets): `quotactor.core.routing.route`, over
         this manager's views (`views`: its dictionaries, the trackers' states beside the
-        trackers, and its `_new_user`, `_new_group` and `_forgot` for the items that need
-        them).
+        trackers, and its `_new_user` and `_new_group` for the items that need them).
 
         Items not routed (a decrease for a user with nothing tracked) are left out: their
-        answer is None. An item that cannot be routed (an application id of another user) is
-        refused with its error and changes nothing: what can fail (the application id check,
-        the group choice) runs before the item's first change.
+        answer is None. An item that cannot be routed (its group choice fails) is refused with
+        its error and changes nothing the trackers see.
         """
         if msg.ticket is not None and not msg.ticket.take():
             return Routing([], [], [], [])  # the sender gave up waiting: route nothing
@@ -268,19 +257,9 @@ class ManagerActor(Actor[ManagerMessage]):
                              reason="unknown user")
         return Routing(routed, refused, users, groups)
 
-    def _read_reports(self) -> None:
-        """Act on the trackers' reports, oldest first (only the manager's handler pops them)."""
-        reports = self.reports
-        while reports:
-            report = reports.popleft()
-            try:
-                self._relink(report)
-            except Exception:  # a bug; the link stays forgotten, which refuses nothing
-                self.log.exception("report_failed", report=type(report).__name__)
-
     def _forgot(self, name: str) -> bool:
-        """Forget an idle user's links and application ids (the starts it refused; it runs
-        nothing): True if it was idle (its ids are free), False if it runs something."""
+        """Forget an idle user's links (the starts it refused; it runs nothing): True if it
+        was idle, False if it runs something."""
         state = self.user_states.get(name)
         if state is None or state.idle_at != state.routed:
             return False
@@ -288,13 +267,9 @@ class ManagerActor(Actor[ManagerMessage]):
         return True
 
     def _forget(self, name: str) -> None:
-        """Forget a listed user's links and the application ids it owns."""
+        """Forget a listed user's links."""
         state = self.user_states[name]
-        links, state.links = state.links, None
-        owners = self.owners
-        for app in links or ():
-            if owners.get(app) == name:
-                del owners[app]
+        state.links = state.unsettled = None
 
     def _sweep(self) -> None:
         """Retire every idle tracker. Each adds itself to `idle` when it becomes idle (a set:
@@ -324,15 +299,6 @@ class ManagerActor(Actor[ManagerMessage]):
         if ref is not None and ref.idle_at == ref.routed:
             self._retire(self.groups, self.warm_groups, name)
 
-    def _relink(self, msg: Relink) -> None:
-        state = self.user_states.get(msg.user)
-        if state is None or self.closed:
-            return
-        if state.links is None:
-            state.links = {}
-        state.links.setdefault(msg.app, msg.group)
-        self.owners.setdefault(msg.app, msg.user)
-
     def _retire(self, slots: dict[str, Any], warm: OrderedDict[str, Any], name: str) -> None:
         """Retire an empty tracker: gone from every view at once, its actor kept warm.
 
@@ -355,13 +321,14 @@ class ManagerActor(Actor[ManagerMessage]):
         if ref is None:
             return None
         reply: Reply[ReadResult] = Reply()
-        deliver(ref, ReadPart(msg.parts, msg.app, self.table, reply))
+        deliver(ref, ReadPart(msg.parts, msg.app, msg.user.user, self.table, reply))
         return reply
 
     def _plan_read(self, msg: PlanRead) -> ReadPlan:
         name = msg.user.user
-        self._forgot(name)  # an idle user's links are of starts it refused: gone
         state = self.user_states.get(name)
+        if state is not None:
+            settle(state)  # links of starts refused or applications removed: gone
         app_links = state.links if state is not None and state.links is not None else {}
         if msg.app in app_links:
             group = app_links[msg.app]
@@ -400,10 +367,8 @@ class ManagerActor(Actor[ManagerMessage]):
         return SnapshotPlan(self.table, tuple(replies), virtual)
 
     def on_stop(self) -> None:
-        """Drop reports and idle trackers added after `Shutdown` (while they were being
-        stopped): each holds its tracker, which holds this queue or set, a cycle the collector
-        would have to free."""
-        self.reports.clear()
+        """Drop idle trackers added after `Shutdown` (while they were being stopped): each
+        holds its tracker, which holds this set, a cycle the collector would have to free."""
         self.idle.clear()
         self.views.release()
 
@@ -419,13 +384,12 @@ class ManagerActor(Actor[ManagerMessage]):
         self.users.clear()
         self.groups.clear()
         for user_state in self.user_states.values():
-            user_state.tracker = user_state.links = None
+            user_state.tracker = user_state.links = user_state.unsettled = None
         for group_state in self.group_states.values():
             group_state.tracker = None
         self.user_states.clear()
         self.group_states.clear()
         self.warm_users.clear()
         self.warm_groups.clear()
-        self.owners.clear()
         self.idle.clear()
         return retirement

@@ -185,6 +185,7 @@ class ReadPart:
 
     parts: tuple[str, ...]
     app: str
+    user: str
     table: LimitTable
     reply: Reply[ReadResult]
 
@@ -211,6 +212,7 @@ class GroupDecrease(NamedTuple):
     app: str
     usage: Resource
     remove_app: bool
+    user: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,19 +245,6 @@ class GroupStatus(NamedTuple):
     the `Refusal` of a refused increase, or the exception that left the group unchanged."""
 
     outcomes: tuple[Refusal | Exception | None, ...]
-
-
-# Trackers -> manager (reported, never asked: trackers never wait on the manager; see
-# `ManagerActor.reports`)
-
-
-class Relink(NamedTuple):
-    """A removal of `app` failed after the manager had forgotten its group link: restore it
-    (unless the app was linked anew since)."""
-
-    user: str
-    app: str
-    group: str | None
 
 
 @dataclass(frozen=True, slots=True)

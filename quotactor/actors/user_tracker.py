@@ -11,7 +11,6 @@ whose trackers are idle holds their groups too and decides without messages
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -28,7 +27,6 @@ from quotactor.actors.messages import (
     NotKnown,
     ReadPart,
     ReadResult,
-    Relink,
     SnapshotPart,
     UserBatch,
     UserDecrease,
@@ -84,15 +82,13 @@ class UserTrackerActor(Counted, Actor[UserMessage]):
     `idle` set (see `ManagerActor`).
     """
 
-    __slots__ = ("idle", "reports", "state")
+    __slots__ = ("idle", "state")
 
     state: UserTrackerState
 
-    def __init__(self, pool: WorkerPool, name: str, reports: deque[Relink],
-                 idle: set[Any]) -> None:
+    def __init__(self, pool: WorkerPool, name: str, idle: set[Any]) -> None:
         Actor.__init__(self, pool)  # `super()` was a tenth of the cost of a new tracker
         self.state = UserTrackerState(name)
-        self.reports = reports  # the manager's; shared, not a bound method per tracker
         self.idle = idle  # the manager's: where a tracker that becomes idle adds itself
 
     def handle(self, message: UserMessage) -> Sequence[Result] | Decision | NotKnown | None:
@@ -163,7 +159,6 @@ class UserTrackerActor(Counted, Actor[UserMessage]):
         except Exception as exc:
             journal.rollback()
             log.exception("decrease_failed", user=state.name, app=msg.app)
-            self.relink(msg)
             return exc, skip, None
         if not applied:
             log.warning("decrease_ignored", user=state.name, app=msg.app,
@@ -173,7 +168,8 @@ class UserTrackerActor(Counted, Actor[UserMessage]):
             return None, skip, None
         if skip is None:
             return None, None, None
-        return None, GroupDecrease(msg.parts, msg.app, msg.usage, msg.remove_app), journal
+        return None, GroupDecrease(msg.parts, msg.app, msg.usage, msg.remove_app, state.name), \
+            journal
 
     def _end(self, msg: UserChange, journal: Journal, verdict: Verdict) -> Result:
         """Keep or undo the user side of a change, by the group's word on it."""
@@ -196,16 +192,7 @@ class UserTrackerActor(Counted, Actor[UserMessage]):
             log.warning("group_decrease_unanswered", user=self.state.name, group=msg.group)
             return None
         journal.rollback()
-        self.relink(msg)
         return verdict if isinstance(verdict, Exception) else None
-
-    def relink(self, msg: UserChange) -> None:
-        """A removal that failed (its journal rolled back, so the link is in place again): the
-        manager forgot the app's group when it routed it; tell it the link stands."""
-        if isinstance(msg, UserDecrease) and msg.remove_app:
-            linked, group = self.state.group_of(msg.app)
-            if linked:
-                self.reports.append(Relink(self.state.name, msg.app, group))
 
 
 _Waiter = tuple[int, UserTrackerActor, UserChange, Journal] | None

@@ -18,9 +18,12 @@ from quotactor.core.journal import ADDED, ATTRIBUTE, DISCARDED, ENTRY, MISSING, 
 from quotactor.core.limits import Limit
 from quotactor.core.resources import Resource
 
-__all__ = ["QueueNode", "Refusal", "LimitLookup", "merge_headroom", "positive"]
+__all__ = ["AppKey", "QueueNode", "Refusal", "LimitLookup", "merge_headroom", "positive"]
 
 LimitLookup = Callable[[str], "Limit | None"]
+AppKey = str | tuple[str, str]
+"""How a tree names a running application: a user's by its id, a group's by (id, user), so that
+two members running applications with the same id are two applications of the group."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +48,7 @@ class QueueNode:
     def __init__(self, path: str) -> None:
         self.path = path
         self.usage: dict[str, int] = {}
-        self.running: set[str] = set()
+        self.running: set[AppKey] = set()
         self.children: dict[str, QueueNode] = {}
 
     def is_empty(self) -> bool:
@@ -79,7 +82,7 @@ class QueueNode:
         self,
         parts: tuple[str, ...],
         paths: Sequence[str],
-        app: str,
+        app: AppKey,
         usage: Resource,
         limit_at: LimitLookup,
         kind: Literal["user", "group"],
@@ -119,7 +122,7 @@ class QueueNode:
         return None
 
     def increase(
-        self, parts: tuple[str, ...], app: str, usage: Resource, journal: Journal
+        self, parts: tuple[str, ...], app: AppKey, usage: Resource, journal: Journal
     ) -> None:
         """Add usage and mark the app running on every node of the path (creating nodes).
 
@@ -148,7 +151,7 @@ class QueueNode:
             node = child
 
     def decrease(
-        self, parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool,
+        self, parts: tuple[str, ...], app: AppKey, usage: Resource, remove_app: bool,
         journal: Journal,
     ) -> bool:
         """Subtract usage along the whole path; False (and no change) if the path is not tracked.
@@ -170,7 +173,7 @@ class QueueNode:
         _prune_path(nodes, parts, journal)
         return True
 
-    def remove_app(self, parts: tuple[str, ...], app: str, journal: Journal) -> None:
+    def remove_app(self, parts: tuple[str, ...], app: AppKey, journal: Journal) -> None:
         """Forget a running application along one path (its usage stays where it is)."""
         nodes = self.walk_existing(parts)
         for node in nodes:
@@ -198,7 +201,7 @@ class QueueNode:
         self,
         parts: tuple[str, ...],
         paths: Sequence[str],
-        app: str,
+        app: AppKey,
         limit_at: LimitLookup,
         kind: Literal["user", "group"],
         name: str,
@@ -232,8 +235,9 @@ class QueueNode:
         node = _node_dict(self.path, limit_at)
         if self.usage:
             node["resourceUsage"] = dict(sorted(self.usage.items()))
-        if self.running:
-            node["runningApplications"] = sorted(self.running)
+        if self.running:  # by id: a group lists an id once per member running it
+            node["runningApplications"] = [
+                key if isinstance(key, str) else key[0] for key in sorted(self.running)]
         out[self.path] = node
         for child in self.children.values():
             child._render_into(node.setdefault("_children", {}), limit_at)

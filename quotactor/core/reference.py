@@ -1,8 +1,12 @@
 """The whole user/group manager as one single-threaded object: the reference model.
 
 Same semantics as the actor system (same core state classes, same group choice and links, same
-retirement of empty trackers), with no threads. Two uses: it is the oracle the actor system is
-tested against, and, behind one lock, the in-process baseline the benchmarks compare with.
+retirement of empty trackers), with no threads: an application's group is the one its user's
+tracker links it to once an increase of it was applied (a refused increase links nothing), else
+the one the limit table chooses now; one application id may run for several users, each an
+application of its own, in the user's tracker and in the group's. Two uses: it is the oracle the
+actor system is tested against, and, behind one lock, the in-process baseline the benchmarks
+compare with.
 """
 
 from __future__ import annotations
@@ -26,28 +30,20 @@ class ReferenceTracking:
         self.table = table
         self.users: dict[str, UserTrackerState] = {}
         self.groups: dict[str, GroupTrackerState] = {}
-        self.links: dict[str, dict[str, str | None]] = {}
 
     def increase(
         self, parts: tuple[str, ...], app: str, usage: Resource, user: UserGroup
     ) -> Refusal | None:
         """Apply the increase to user and group, or refuse it whole (returning why)."""
         table = self.table
-        app_links = self.links.setdefault(user.user, {})
-        if app in app_links:
-            group_name = app_links[app]
-        else:
-            group_name = table.resolve_group(ancestors(parts), user.groups)
-            app_links[app] = group_name
+        group_name = self._group_for_read(parts, app, user)
         state = self.users.get(user.user) or UserTrackerState(user.user)
         refusal = state.check_increase(table, parts, app, usage)
         group = None
         if refusal is None and group_name is not None:
             group = self.groups.get(group_name) or GroupTrackerState(group_name)
-            refusal = group.check_increase(table, parts, app, usage)
+            refusal = group.check_increase(table, parts, app, user.user, usage)
         if refusal is not None:
-            if user.user not in self.users:
-                self.links.pop(user.user, None)
             return refusal
         self.users[user.user] = state
         state.increase(parts, app, usage, group_name)
@@ -62,18 +58,14 @@ class ReferenceTracking:
         state = self.users.get(user.user)
         if state is None:
             return
-        app_links = self.links.get(user.user, {})
-        group_name = app_links.get(app)
-        if remove_app:
-            app_links.pop(app, None)
+        group_name = state.app_groups.get(app)
         if not state.decrease(parts, app, usage, remove_app):
             return
         if state.is_empty():
             del self.users[user.user]
-            self.links.pop(user.user, None)
         group = self.groups.get(group_name) if group_name is not None else None
         if group is not None and group_name is not None:
-            group.decrease(parts, app, usage, remove_app)
+            group.decrease(parts, app, usage, remove_app, user.user)
             if group.is_empty():
                 del self.groups[group_name]
 
@@ -101,12 +93,14 @@ class ReferenceTracking:
         if group_name is None:
             return None
         group = self.groups.get(group_name) or GroupTrackerState(group_name)
-        return group.app_refusal(self.table, parts, app)
+        return group.app_refusal(self.table, parts, app, user.user)
 
     def _group_for_read(self, parts: tuple[str, ...], app: str, user: UserGroup) -> str | None:
-        app_links = self.links.get(user.user, {})
-        if app in app_links:
-            return app_links[app]
+        state = self.users.get(user.user)
+        if state is not None:
+            linked, group = state.group_of(app)
+            if linked:
+                return group
         return self.table.resolve_group(ancestors(parts), user.groups)
 
     def users_usage(self) -> list[dict[str, Any]]:

@@ -3,7 +3,9 @@
 A user tracker remembers, per running application, the group the application counts for (or
 that it counts for no group): the link is set by the first increase that is applied and stays
 until the application is removed, so a later config change cannot move usage between groups.
-A group tracker remembers which user runs each of its applications.
+A group tracker keys its applications by id and user (`AppKey`), as YuniKorn's user trackers
+do theirs: two members running applications with the same id are two applications of the
+group, each removed by its own user, so a group's usage is always the sum of its members'.
 
 Every change is atomic: it either completes or, when any step raises, is undone whole before
 the exception leaves (see `Journal`). A caller that needs to keep a change revocable a little
@@ -18,7 +20,7 @@ from quotactor.core.decision import ACCEPTED, Decision
 from quotactor.core.journal import Journal
 from quotactor.core.limits import Limit, LimitTable
 from quotactor.core.queue_path import ROOT, ancestors
-from quotactor.core.queue_tracker import QueueNode, Refusal, positive
+from quotactor.core.queue_tracker import AppKey, QueueNode, Refusal, positive
 from quotactor.core.resources import Resource
 
 __all__ = [
@@ -62,22 +64,22 @@ class TrackerState:
     def limit_lookup(self, table: LimitTable) -> Any:
         raise NotImplementedError
 
-    def check_increase(
-        self, table: LimitTable, parts: tuple[str, ...], app: str, usage: Resource,
-        paths: list[str] | None = None, added: dict[str, int] | None = None,
+    def _check(
+        self, table: LimitTable, parts: tuple[str, ...], key: AppKey, usage: Resource,
+        paths: list[str] | None, added: dict[str, int] | None,
     ) -> Refusal | None:
-        """The first limit this increase would break, or None; `paths` (`ancestors(parts)`)
-        and `added` (`positive(usage)`) when the caller has them already."""
         return self.root.check_increase(
-            parts, ancestors(parts) if paths is None else paths, app, usage,
+            parts, ancestors(parts) if paths is None else paths, key, usage,
             self.limit_lookup(table), self.kind, self.name, added,
         )
 
     def headroom(self, table: LimitTable, parts: tuple[str, ...]) -> dict[str, int] | None:
         return self.root.headroom(parts, ancestors(parts), self.limit_lookup(table))
 
-    def app_refusal(self, table: LimitTable, parts: tuple[str, ...], app: str) -> Refusal | None:
-        return self.root.app_refusal(parts, ancestors(parts), app, self.limit_lookup(table),
+    def _app_refusal(
+        self, table: LimitTable, parts: tuple[str, ...], key: AppKey
+    ) -> Refusal | None:
+        return self.root.app_refusal(parts, ancestors(parts), key, self.limit_lookup(table),
                                      self.kind, self.name)
 
 
@@ -88,9 +90,12 @@ class UserTrackerState(TrackerState):
     counts for, set when the route links it (before the tracker applies it, so that a later
     item finds it), None until the first and once the manager forgets them (see
     `quotactor.actors.manager`). Kept here, where the route already looks, not in a
-    dictionary of its own: one lookup less per routed item."""
+    dictionary of its own: one lookup less per routed item. `unsettled`, the manager's too,
+    lists the applications whose link may outlive them (a start that may be refused, a
+    removal), to be checked once nothing routed to the user is on its way
+    (`quotactor.core.routing.settle`)."""
 
-    __slots__ = ("app_groups", "app_paths", "links")
+    __slots__ = ("app_groups", "app_paths", "links", "unsettled")
 
     kind = "user"
 
@@ -99,6 +104,7 @@ class UserTrackerState(TrackerState):
         self.app_groups: dict[str, str | None] = {}
         self.app_paths: dict[str, set[tuple[str, ...]]] = {}
         self.links: dict[str, str | None] | None = None
+        self.unsettled: list[str] | None = None
 
     def limit_lookup(self, table: LimitTable) -> Any:
         name = self.name
@@ -110,6 +116,18 @@ class UserTrackerState(TrackerState):
 
     def is_empty(self) -> bool:
         return self.root.is_empty() and not self.app_groups
+
+    def check_increase(
+        self, table: LimitTable, parts: tuple[str, ...], app: str, usage: Resource,
+        paths: list[str] | None = None, added: dict[str, int] | None = None,
+    ) -> Refusal | None:
+        """The first limit this increase would break, or None; `paths` (`ancestors(parts)`)
+        and `added` (`positive(usage)`) when the caller has them already."""
+        return self._check(table, parts, app, usage, paths, added)
+
+    def app_refusal(self, table: LimitTable, parts: tuple[str, ...], app: str) -> Refusal | None:
+        """The first `maxApplications` a new application would break; None if `app` runs."""
+        return self._app_refusal(table, parts, app)
 
     def group_of(self, app: str) -> tuple[bool, str | None]:
         """(linked, group): whether the app has a link, and its group (None: no group)."""
@@ -143,7 +161,7 @@ class UserTrackerState(TrackerState):
 
 
 class GroupTrackerState(TrackerState):
-    """A group's usage tree and the user behind each of its applications."""
+    """A group's usage tree and its members' applications, each keyed (id, user)."""
 
     __slots__ = ("app_paths", "applications")
 
@@ -151,8 +169,8 @@ class GroupTrackerState(TrackerState):
 
     def __init__(self, name: str) -> None:
         super().__init__(name)
-        self.applications: dict[str, str] = {}
-        self.app_paths: dict[str, set[tuple[str, ...]]] = {}
+        self.applications: dict[tuple[str, str], str] = {}
+        self.app_paths: dict[tuple[str, str], set[tuple[str, ...]]] = {}
 
     def limit_lookup(self, table: LimitTable) -> Any:
         name = self.name
@@ -165,24 +183,41 @@ class GroupTrackerState(TrackerState):
     def is_empty(self) -> bool:
         return self.root.is_empty() and not self.applications
 
+    def check_increase(
+        self, table: LimitTable, parts: tuple[str, ...], app: str, user: str, usage: Resource,
+        paths: list[str] | None = None, added: dict[str, int] | None = None,
+    ) -> Refusal | None:
+        """The first limit `user`'s increase of `app` would break, or None (as the user's)."""
+        return self._check(table, parts, (app, user), usage, paths, added)
+
+    def app_refusal(
+        self, table: LimitTable, parts: tuple[str, ...], app: str, user: str
+    ) -> Refusal | None:
+        """The first `maxApplications` a new application would break; None if `user` runs
+        `app` here already (another member's application with that id is another one)."""
+        return self._app_refusal(table, parts, (app, user))
+
     def increase(
         self, parts: tuple[str, ...], app: str, usage: Resource, user: str,
         journal: Journal | None = None,
     ) -> None:
-        _increase(self.root, self.applications, self.app_paths, parts, app, usage, user, journal)
+        _increase(self.root, self.applications, self.app_paths, parts, (app, user), usage, user,
+                  journal)
 
     def decrease(
-        self, parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool,
+        self, parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool, user: str,
         journal: Journal | None = None,
     ) -> bool:
-        """Apply a decrease for a known app on a tracked path; False (no change) otherwise."""
-        return _decrease(self.root, self.applications, self.app_paths, parts, app, usage,
+        """Apply a decrease of `user`'s application on a tracked path; False (no change) when
+        the group does not track that application or path."""
+        return _decrease(self.root, self.applications, self.app_paths, parts, (app, user), usage,
                          remove_app, journal)
 
     def snapshot(self, table: LimitTable) -> dict[str, Any]:
+        """The REST shape; `applications` lists an id once per member running it."""
         out: dict[str, Any] = {"groupName": self.name}
         if self.applications:
-            out["applications"] = sorted(self.applications)
+            out["applications"] = sorted(key[0] for key in self.applications)
         out["queues"] = self.root.render(
             self.limit_lookup(table), table.group_limit_paths(self.name)
         )
@@ -208,7 +243,7 @@ def increase_both(
     if group is None:
         user.increase(parts, app, usage, group_name)
         return None
-    refusal = group.check_increase(table, parts, app, usage, paths, added)
+    refusal = group.check_increase(table, parts, app, user.name, usage, paths, added)
     if refusal is not None:
         return refusal
     journal = Journal()
@@ -241,7 +276,8 @@ def decrease_both(
     try:
         if not user.decrease(parts, app, usage, remove_app, journal):
             return UNTRACKED
-        return APPLIED if group.decrease(parts, app, usage, remove_app) else GROUP_UNTRACKED
+        return (APPLIED if group.decrease(parts, app, usage, remove_app, user.name)
+                else GROUP_UNTRACKED)
     except BaseException:
         journal.rollback()
         raise
@@ -311,8 +347,8 @@ def decide_held(
 
 
 def _increase(
-    root: QueueNode, links: dict[str, Any], app_paths: dict[str, set[tuple[str, ...]]],
-    parts: tuple[str, ...], app: str, usage: Resource, link: str | None,
+    root: QueueNode, links: dict[Any, Any], app_paths: dict[Any, set[tuple[str, ...]]],
+    parts: tuple[str, ...], app: AppKey, usage: Resource, link: str | None,
     journal: Journal | None,
 ) -> None:
     """One increase of a user or a group tracker (`links`: app -> its group, or its user),
@@ -330,8 +366,8 @@ def _increase(
 
 
 def _decrease(
-    root: QueueNode, links: dict[str, Any], app_paths: dict[str, set[tuple[str, ...]]],
-    parts: tuple[str, ...], app: str, usage: Resource, remove_app: bool,
+    root: QueueNode, links: dict[Any, Any], app_paths: dict[Any, set[tuple[str, ...]]],
+    parts: tuple[str, ...], app: AppKey, usage: Resource, remove_app: bool,
     journal: Journal | None,
 ) -> bool:
     """One decrease of a user or a group tracker, atomic as `_increase`; False when the
@@ -353,7 +389,7 @@ def _decrease(
 
 
 def _link_path(
-    app_paths: dict[str, set[tuple[str, ...]]], app: str, parts: tuple[str, ...],
+    app_paths: dict[Any, set[tuple[str, ...]]], app: AppKey, parts: tuple[str, ...],
     journal: Journal,
 ) -> None:
     paths = app_paths.get(app)
@@ -364,7 +400,8 @@ def _link_path(
 
 
 def _unlink_app(
-    root: QueueNode, app_paths: dict[str, set[tuple[str, ...]]], app: str, journal: Journal
+    root: QueueNode, app_paths: dict[Any, set[tuple[str, ...]]], app: AppKey,
+    journal: Journal,
 ) -> None:
     for path in journal.pop(app_paths, app):
         root.remove_app(path, app, journal)

@@ -22,12 +22,18 @@ TABLE = LimitTable({
                L(users=("*",), max_applications=2)],
     "root.a.b": [L(users=("u1",), max_resources={"v": 3})],
 })
+SWITCHED = LimitTable({
+    "root": [L(users=("*",), max_resources={"m": 20}), L(groups=("g2",), max_applications=3)],
+    "root.a": [L(groups=("g0", "g1"), max_resources={"m": 25}),
+               L(users=("*",), max_applications=2)],
+})
+"""Other groups chosen for the same queues: a switch tests which group a link keeps."""
 USERS = [UserGroup("u0", ["g0", "g1"]), UserGroup("u1", ["g1"]), UserGroup("u2", []),
          UserGroup("u3", ["g2"])]
 QUEUES = ["root", "root.a", "root.a.b", "root.c"]
 
 op = st.tuples(
-    st.sampled_from(["inc", "dec", "remove", "headroom", "canrun"]),
+    st.sampled_from(["inc", "dec", "remove", "headroom", "canrun", "switch"]),
     st.sampled_from(QUEUES),
     st.sampled_from(["a1", "a2", "a3"]),
     st.sampled_from(USERS),
@@ -41,9 +47,12 @@ def test_every_answer_and_snapshot_matches_the_reference_model(ops) -> None:
     ref = ReferenceTracking(TABLE)
     with UserGroupManager.start(TABLE, timeout=20.0) as ugm:
         for kind, queue, app_name, user, usage in ops:
-            app = f"{user.user}-{app_name}"  # ids are unique in a partition (test_app_ids.py)
+            app = app_name  # one id for several users: an application of each
             parts = parse_queue_path(queue)
-            if kind == "inc":
+            if kind == "switch":
+                ref.table = SWITCHED if ref.table is TABLE else TABLE
+                ugm.update_config(ref.table)
+            elif kind == "inc":
                 want = ref.increase(parts, app, Resource(usage), user) is None
                 assert ugm.increase_tracked_resource(queue, app, usage, user) == want
             elif kind in ("dec", "remove"):

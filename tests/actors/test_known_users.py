@@ -108,8 +108,7 @@ def test_a_retired_tracker_or_a_view_that_disagrees_is_never_decided_without_the
 ) -> None:
     """A caller holding a reference looked up before the tracker was retired gets NOT_KNOWN
     and changes nothing; so does one that finds a route to the tracker under way, or the
-    manager's link or owner of the application missing (a failed removal's `Relink` not yet
-    read)."""
+    manager's link of the application missing."""
     ugm: UserGroupManager = start_ugm(TABLE)
     manager = ugm._manager
     assert manager is not None
@@ -131,12 +130,9 @@ def test_a_retired_tracker_or_a_view_that_disagrees_is_never_decided_without_the
 
     _off_main(lambda: ugm.increase_tracked_resource("root.a", "app-2", {"m": 1}, SUE))
     assert manager.users["sue"] is tracker and tracker.idle_at < tracker.handled  # revived
-    del manager.user_states["sue"].links["app-2"]  # as between a failed removal and `Relink`
+    del manager.user_states["sue"].links["app-2"]  # views that disagree
     assert known("app-2") is NOT_KNOWN
     manager.user_states["sue"].links["app-2"] = "dev"
-    manager.owners.pop("app-2")
-    assert known("app-2") is NOT_KNOWN
-    manager.owners["app-2"] = "sue"
     tracker.routed += 1  # as while a route to it is under way
     assert known("app-2") is NOT_KNOWN
     tracker.routed -= 1

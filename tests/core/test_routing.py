@@ -28,8 +28,7 @@ def _views() -> Views:
         state.tracker = f"tracker of group {name}"
         return state.tracker
 
-    return Views("default", user_states, group_states, {}, new_user, new_group,
-                 lambda name: False, tuple, tuple)
+    return Views(user_states, group_states, new_user, new_group, tuple, tuple)
 
 
 def _route(views: Views, items: list[tuple[Any, ...]]) -> tuple[list[Any], list[Any], int]:
@@ -55,3 +54,36 @@ def test_each_route_names_every_tracker_of_its_items_once_in_the_order_first_nam
               (("root", "a"), "b2", usage, bob)]
     assert _route(views, second) == (["tracker of bob", "tracker of sue"],
                                       ["tracker of group dev"], 3)
+
+
+def _groups_routed(views: Views, items: list[tuple[Any, ...]], table: LimitTable = TABLE
+                   ) -> list[Any]:
+    routed: list[Any] = []
+    route(views, items, table, routed, [], [], [], [])
+    return [message[4] for message in routed]
+
+
+def test_a_removal_keeps_the_link_for_the_items_routed_after_it() -> None:
+    """Whether the removal applies is the tracker's to say: a decrease routed after it still
+    counts for the application's group (if the removal removed nothing, it runs on)."""
+    sue = UserGroup("sue", ["dev"])
+    usage = Resource({"m": 1})
+    views = _views()
+    assert _groups_routed(views, [(("root", "a"), "x", usage, sue),
+                                  (("root", "b"), "x", usage, sue, True),
+                                  (("root", "a"), "x", usage, sue, False)]) == ["dev"] * 3
+
+
+def test_a_link_of_an_application_the_tracker_does_not_run_goes_once_settled() -> None:
+    """A start routed (and, say, refused: the tracker never ran it) keeps its link while
+    anything routed to the user is on its way, and loses it once nothing is: the next start
+    chooses its group under the table of the day."""
+    sue = UserGroup("sue", ["dev", "ops"])
+    usage = Resource({"m": 1})
+    views = _views()
+    assert _groups_routed(views, [(("root", "a"), "c", usage, sue)]) == ["dev"]
+    state = views.user_states["sue"]
+    ops_first = LimitTable({"root": [L(groups=("ops", "dev"), max_resources={"m": 100})]})
+    assert _groups_routed(views, [(("root", "a"), "c", usage, sue)], ops_first) == ["dev"]
+    state.handled = state.routed  # both handled; the tracker runs no "c"
+    assert _groups_routed(views, [(("root", "a"), "c", usage, sue)], ops_first) == ["ops"]
