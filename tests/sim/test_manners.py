@@ -145,12 +145,12 @@ def test_elastic_and_quotatree_say_cannot_read_too(tmp_path: Path, capsys) -> No
         f"quotactor quotatree: cannot read {missing}: No such file or directory")
 
 
-def test_the_shipped_elastic_examples_print_the_readme_table(capsys) -> None:
+def test_the_shipped_elastic_examples_print_the_documented_table(capsys) -> None:
     examples = Path(top_cli.__file__).parent / "elastic" / "examples"
     assert top_cli.main(["elastic", str(examples / "quotas.yaml"), "--total", "cpu=120",
                          "--requests", str(examples / "pods.yaml")]) == 0
     printed = capsys.readouterr().out
-    readme = (Path(top_cli.__file__).parent.parent / "README.md").read_text()
-    block = readme[readme.index("cluster total: cpu 120"):]
+    page = (Path(top_cli.__file__).parent.parent / "docs" / "library" / "elastic.md").read_text()
+    block = page[page.index("cluster total: cpu 120"):]
     block = block[:block.index("```")]
     assert printed.strip() == block.strip()
