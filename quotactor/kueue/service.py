@@ -98,6 +98,15 @@ class KueueService:
     def pending(self, cluster_queue: str | None = None) -> list[str]:
         return self._read(Manager.pending, cluster_queue)
 
+    def inadmissible(self, cluster_queue: str | None = None) -> list[str]:
+        return self._read(Manager.inadmissible, cluster_queue)
+
+    def restore(self, workload: Workload, cluster_queue: str,
+                flavors: Mapping[str, Mapping[str, str]] | None = None,
+                admitted_at: float | None = None) -> None:
+        chosen = {p: dict(f) for p, f in flavors.items()} if flavors is not None else None
+        self._change(Manager.restore, workload, cluster_queue, chosen, admitted_at)
+
     def admitted(self, cluster_queue: str | None = None) -> list[str]:
         return self._read(Manager.admitted, cluster_queue)
 
