@@ -58,8 +58,8 @@ class Admission:
 class Record:
     """A submitted workload and what the engine knows of it (mutable; owned by the engine).
 
-    `order` is its place in its ClusterQueue (higher priority first, then older); `admitted`
-    orders admitted workloads by when they got quota (for choosing victims).
+    `order` is its place in its ClusterQueue (higher priority first, then older);
+    `admitted_at` is when it got quota (victims are chosen most recent first).
     """
 
     workload: Workload
@@ -68,7 +68,7 @@ class Record:
     cluster_queue: str | None = None
     admission: Admission | None = None
     usage: dict[FlavorResource, int] = field(default_factory=dict)
-    admitted: tuple[float, int] = (0.0, 0)
+    admitted_at: float = 0.0
     inadmissible: bool = False
     message: str = ""
     preemptions: int = 0

@@ -133,7 +133,6 @@ class KueueManager:
         self._queues: dict[str, list[Record]] = {}
         self._homeless: dict[str, Record] = {}
         self._seq = 0
-        self._admissions = 0
         self.now = 0.0
         self._cluster.rebuild()
 
@@ -244,11 +243,10 @@ class KueueManager:
                 usage[(flavor, resource)] = usage.get((flavor, resource), 0) + amount
             pod_sets.append(PodSetAdmission(pod_set.name, pod_set.count, tuple(given)))
         self._records[workload.key] = record
-        self._admissions += 1
         record.cluster_queue = cluster_queue
         record.usage = usage
         record.admission = Admission(cluster_queue, tuple(pod_sets), tuple(sorted(usage.items())))
-        record.admitted = (self.now if admitted_at is None else admitted_at, self._admissions)
+        record.admitted_at = self.now if admitted_at is None else admitted_at
         record.message = "Admitted"
         self._cluster.admitted.setdefault(cluster_queue, {})[record.key] = record
         self._cluster.charge(record)
@@ -574,8 +572,7 @@ class KueueManager:
         record.admission = Admission(entry.cluster_queue, pod_sets, tuple(sorted(usage.items())))
         record.usage = usage
         record.cluster_queue = entry.cluster_queue
-        self._admissions += 1
-        record.admitted = (self.now, self._admissions)
+        record.admitted_at = self.now
         record.message = ("Admitted" if entry.assignment.borrowing == 0
                           else "Admitted, borrowing from the cohort")
         record.inadmissible = False

@@ -96,10 +96,10 @@ def satisfies_policy(preemptor: Record, candidate: Record, policy: str) -> bool:
 
 
 def _ordering(cq: str) -> Callable[[Record], tuple[object, ...]]:
-    """Kueue's candidate order: other ClusterQueues first, lower priority, newest admitted."""
+    """Kueue's candidate order: other ClusterQueues first, lower priority, most recently
+    admitted; workloads admitted at the same time by key (Kueue compares UIDs there)."""
     def key(record: Record) -> tuple[object, ...]:
-        return (record.cluster_queue == cq, record.priority, -record.admitted[0],
-                -record.admitted[1], record.key)
+        return (record.cluster_queue == cq, record.priority, -record.admitted_at, record.key)
     return key
 
 

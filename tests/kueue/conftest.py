@@ -28,7 +28,11 @@ from quotactor.kueue import (
     Workload,
 )
 from quotactor.kueue.cluster import Record
-from quotactor.kueue.preemption import get_targets
+from quotactor.kueue.preemption import (
+    LESS_THAN_INITIAL_SHARE,
+    LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,
+    get_targets,
+)
 
 Quantity = str | int
 Limits = Quantity | tuple[Quantity, Quantity | None] | tuple[
@@ -103,7 +107,9 @@ def admit(m: KueueManager, workload: Workload, cluster_queue: str,
 
 
 def targets(m: KueueManager, incoming: Workload, cluster_queue: str,
-            assignment: Mapping[str, tuple[str, str]]) -> dict[str, str]:
+            assignment: Mapping[str, tuple[str, str]],
+            strategies: tuple[str, ...] = (LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,
+                                           LESS_THAN_INITIAL_SHARE)) -> dict[str, str]:
     """The victims Kueue's preemptor picks for `incoming` under a given flavor assignment
     (`{resource: (flavor, "Fit" | "Preempt")}`), as `{name: reason}`."""
     usage: dict[tuple[str, str], int] = {}
@@ -113,7 +119,7 @@ def targets(m: KueueManager, incoming: Workload, cluster_queue: str,
             usage[(flavor, resource)] = usage.get((flavor, resource), 0) + amount
     frs = frozenset((f, r) for r, (f, mode) in assignment.items() if mode == "Preempt")
     record = Record(incoming, 10**6, m.cluster.priority_of(incoming))
-    found = get_targets(m.cluster, record, cluster_queue, frs, usage)
+    found = get_targets(m.cluster, record, cluster_queue, frs, usage, strategies)
     return {t.record.workload.name: t.reason for t in found}
 
 
