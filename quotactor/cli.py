@@ -17,6 +17,7 @@ from quotactor.kueue import cli as kueue_cli
 from quotactor.logs import configure_logging
 from quotactor.quotatree import cli as quotatree_cli
 from quotactor.sim import cli as sim_cli
+from quotactor.sim.inputs.importers import cli as import_cli
 from quotactor.sweep import cli as sweep_cli
 
 #: The extra (`pip install 'quotactor[EXTRA]'`) that brings each optional top-level module a
@@ -43,15 +44,6 @@ def extra_hint(command: str, error: ImportError, extra: str) -> str:
     """The one line a command prints when an optional dependency is not installed."""
     return (f"quotactor {command}: needs {(error.name or '').partition('.')[0]}, "
             f"which the '{extra}' extra installs: pip install 'quotactor[{extra}]'")
-
-
-def _add_import(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    try:
-        from quotactor.sim.inputs.importers import cli as import_cli
-    except ImportError as error:
-        _add_unavailable(sub, "import", error)
-        return
-    import_cli.add_parser(sub)
 
 
 def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -139,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     tour = sub.add_parser("tour", help="track a few users under limits and print the state")
     tour.set_defaults(func=_tour)
     sim_cli.add_parser(sub)
-    _add_import(sub)
+    import_cli.add_parser(sub)
     sweep_cli.add_parser(sub)
     config_cli.add_parser(sub)
     quotatree_cli.add_parser(sub)

@@ -85,6 +85,14 @@ def test_a_command_whose_extra_is_missing_names_it_in_one_line(
     assert lines[0].endswith(f"pip install 'quotactor[{extra}]'")
 
 
+def test_importing_from_files_needs_no_client(tmp_path: Path) -> None:
+    code = BLOCKER + "from quotactor.cli import main\nsys.exit(main(sys.argv[2:]))\n"
+    run = subprocess.run([sys.executable, "-c", code, "httpx", "import", "pods", "--help"],
+                         capture_output=True, text=True, timeout=50, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("usage: quotactor import pods")
+
+
 def test_a_command_needing_no_extra_runs_without_them(tmp_path: Path) -> None:
     code = BLOCKER + "from quotactor.cli import main\nsys.exit(main(sys.argv[2:]))\n"
     run = subprocess.run([sys.executable, "-c", code, ",".join(EXTRA_OF_MODULE), "demo",

@@ -20,10 +20,9 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
-import httpx
 import yaml
 
 from quotactor.config import ConfigError, load_config
@@ -42,6 +41,9 @@ from quotactor.sim.inputs.importers.imported import (
     resources_text,
 )
 from quotactor.sim.inputs.importers.quantity import replayable
+
+if TYPE_CHECKING:  # httpx is the `client` extra, imported when an import runs
+    import httpx
 
 __all__ = ["MAX_EVENTS", "MAX_RESPONSE_BYTES", "import_yunikorn"]
 
@@ -69,6 +71,8 @@ def import_yunikorn(url: str, *, partition: str | None = None, include_running: 
     Raises `FetchError` when the server cannot be reached or answers what YuniKorn would not,
     `SourceError` when it holds no job to import; the message is one line.
     """
+    import httpx
+
     if include_running and now is None:
         raise ValueError("include_running needs the time it is now")
     base = _base_url(url)
@@ -117,6 +121,8 @@ class _Server:
         self.base = base
 
     def _get(self, path: str, params: Mapping[str, int] | None = None) -> _Answer:
+        import httpx
+
         try:
             with self.client.stream("GET", path, params=params) as response:
                 declared = response.headers.get("content-length", "")
