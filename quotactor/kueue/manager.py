@@ -22,7 +22,7 @@ Every public method either does all it promises or raises `KueueError` with noth
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from quotactor.kueue.api import (
@@ -59,6 +59,7 @@ from quotactor.kueue.tree import (
     available,
     compare_drs,
     dominant_resource_share,
+    potential_available,
     remove_usage,
 )
 from quotactor.kueue.validation import (
@@ -70,7 +71,7 @@ from quotactor.kueue.validation import (
     validate_workload,
 )
 
-__all__ = ["KueueManager", "KueueObject", "Preempted", "CycleResult"]
+__all__ = ["Attempt", "CycleResult", "KueueManager", "KueueObject", "Preempted"]
 
 KueueObject = ResourceFlavor | ClusterQueue | Cohort | LocalQueue | WorkloadPriorityClass
 _KINDS = {
@@ -101,6 +102,17 @@ class CycleResult:
     def __add__(self, other: CycleResult) -> CycleResult:
         return CycleResult(self.admitted + other.admitted, self.preempted + other.preempted,
                            self.cycles + other.cycles)
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """What `KueueManager.attempt` did: admitted (with its victims) or why not; a refusal
+    by the host's room check is flagged apart from the quota's."""
+
+    admitted: bool
+    reason: str
+    preempted: tuple[Preempted, ...] = ()
+    room_refused: bool = False
 
 
 @dataclass(slots=True)
@@ -308,6 +320,78 @@ class KueueManager:
                 for fr, amount in usage.items():
                     remove_usage(node, fr, amount)
         return CycleResult(tuple(admitted), tuple(preempted), 1)
+
+    def attempt(self, key: str, room: Callable[[tuple[str, ...]], bool] | None = None
+                ) -> Attempt:
+        """Try to admit one pending workload now, as a cycle would if it were the only head:
+        flavors, then victims, then `room(victim keys)` (a host's own check, say the nodes),
+        then the admission and the evictions, or nothing. Under `StrictFIFO` only the queue's
+        head may be admitted. Set-aside marks are neither read nor changed."""
+        record = self._record(key)
+        if record.admission is not None:
+            raise KueueError(f"Workload {key} is already admitted")
+        cq_name = record.cluster_queue
+        if cq_name is None:
+            return Attempt(False, record.message)
+        problem = self._inadmissible(record, cq_name)
+        if problem is not None:
+            return Attempt(False, problem)
+        spec = self._cluster.cluster_queues[cq_name]
+        head = self._queues[cq_name][0]
+        if spec.queueing_strategy == STRICT_FIFO and head is not record:
+            return Attempt(False, f"waits behind {head.key}, the head of StrictFIFO "
+                                  f"ClusterQueue {cq_name}")
+        entry = self._nominate(record, cq_name)
+        mode = entry.assignment.mode
+        if mode == NO_FIT:
+            return Attempt(False, "; ".join(entry.assignment.reasons())
+                           or "couldn't assign flavors")
+        if mode == PREEMPT_MODE and not entry.targets:
+            return Attempt(False, "; ".join([*entry.assignment.reasons(),
+                                             "no workloads can be preempted"]))
+        if room is not None and not room(tuple(t.record.key for t in entry.targets)):
+            return Attempt(False, "no room", room_refused=True)
+        return Attempt(True, "", tuple(self._carry_out(entry)))
+
+    def never_fits(self, workload: Workload) -> str | None:
+        """Why `workload` could never be admitted where its LocalQueue points, whatever else
+        runs (None if it could): no queue, a namespace its ClusterQueue does not select, or a
+        request beyond the most its ClusterQueue could ever hold (flavors tried in order, as
+        on an empty cluster)."""
+        cluster = self._cluster
+        cq_name = self._resolve(workload)
+        if cq_name is None:
+            return (f"LocalQueue {workload.namespace}/{workload.queue_name} doesn't exist or "
+                    "points to a missing ClusterQueue")
+        spec = cluster.cluster_queues[cq_name]
+        selector = spec.namespace_selector
+        if selector is None or not selector.matches(cluster.namespace_labels(workload.namespace)):
+            return f"namespace {workload.namespace} is not selected by ClusterQueue {cq_name}"
+        node = cluster.node(cq_name)
+        groups = {r: g for g in spec.resource_groups for r in g.covered_resources}
+        assumed: dict[FlavorResource, int] = {}
+        for pod_set in workload.pod_sets:
+            requests = pod_set.total()
+            if "pods" in groups:
+                requests["pods"] = pod_set.count
+            for resource, amount in sorted(requests.items()):
+                if resource not in groups and amount:
+                    return f"ClusterQueue {cq_name} has no quota for {resource}"
+            for group in {id(g): g for g in groups.values()}.values():
+                wanted = {r: requests[r] for r in group.covered_resources if requests.get(r)}
+                if not wanted:
+                    continue
+                flavor = next((f.name for f in group.flavors if all(
+                    assumed.get((f.name, r), 0) + a <= potential_available(node, (f.name, r))
+                    for r, a in wanted.items())), None)
+                if flavor is None:
+                    most = {r: max(potential_available(node, (f.name, r)) for f in group.flavors)
+                            for r in wanted}
+                    return (f"exceeds the most ClusterQueue {cq_name} can ever hold of "
+                            + ", ".join(f"{r} ({most[r]})" for r in sorted(wanted)))
+                for r, a in wanted.items():
+                    assumed[(flavor, r)] = assumed.get((flavor, r), 0) + a
+        return None
 
     def admit_pending(self, max_cycles: int | None = None) -> CycleResult:
         """Run cycles until one changes nothing (or `max_cycles`); what they did."""
@@ -521,18 +605,25 @@ class KueueManager:
         if not fits:
             record.message = "Workload no longer fits after processing another workload"
             return
+        done = self._carry_out(entry)
+        preempted.extend(done)
+        gone.update(p.workload for p in done)
+        admitted.append(record.key)
+
+    def _carry_out(self, entry: _Entry) -> list[Preempted]:
+        """Evict the entry's victims (back to their queues) and admit it."""
+        record = entry.record
+        done = []
         for target in entry.targets:
             victim = target.record
             assert victim.cluster_queue is not None
-            preempted.append(Preempted(victim.key, victim.cluster_queue, record.key,
-                                       target.reason))
-            gone.add(victim.key)
+            done.append(Preempted(victim.key, victim.cluster_queue, record.key, target.reason))
             self._release(victim)
             victim.preemptions += 1
             victim.message = f"Preempted to accommodate {record.key} ({target.reason})"
             self._enqueue(victim)
         self._admit(record, entry)
-        admitted.append(record.key)
+        return done
 
     def _set_aside(self, record: Record, cq_name: str) -> None:
         if self._cluster.cluster_queues[cq_name].queueing_strategy != STRICT_FIFO:

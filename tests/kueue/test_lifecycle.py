@@ -98,3 +98,48 @@ def test_a_queue_change_requeues_and_moves_workloads(k: SimpleNamespace) -> None
     m.apply(k.cq("cq", k.rg(k.fq("default", cpu="8"))))
     assert m.inadmissible() == []
     assert m.admit_pending().admitted == ("default/big",)
+
+
+def test_attempt_admits_one_workload_with_its_victims(k: SimpleNamespace) -> None:
+    m = one_queue(k, "BestEffortFIFO", within="LowerPriority")
+    m.submit(k.wl("low", queue="q-cq", cpu="3"))
+    assert m.attempt("default/low").admitted
+    m.submit(k.wl("high", queue="q-cq", cpu="3", priority=5))
+    asked: list[tuple[str, ...]] = []
+
+    def no_room(victims: tuple[str, ...]) -> bool:
+        asked.append(victims)
+        return False
+
+    refused = m.attempt("default/high", no_room)
+    assert (refused.admitted, refused.room_refused) == (False, True)
+    assert asked == [("default/low",)]
+    assert m.admitted() == ["default/low"]  # nothing changed
+    done = m.attempt("default/high", lambda victims: True)
+    assert done.admitted and [p.workload for p in done.preempted] == ["default/low"]
+    assert m.pending() == ["default/low"]
+    with pytest.raises(KueueError, match="already admitted"):
+        m.attempt("default/high")
+
+
+def test_attempt_reasons(k: SimpleNamespace) -> None:
+    m = one_queue(k, "StrictFIFO")
+    m.submit(k.wl("first", queue="q-cq", cpu="6", created=0))
+    m.submit(k.wl("second", queue="q-cq", cpu="1", created=1))
+    assert "maximum capacity" in m.attempt("default/first").reason
+    assert m.attempt("default/second").reason == (
+        "waits behind default/first, the head of StrictFIFO ClusterQueue cq")
+    m.submit(k.wl("lost", queue="nowhere", cpu="1"))
+    assert "doesn't exist" in m.attempt("default/lost").reason
+
+
+def test_never_fits(k: SimpleNamespace) -> None:
+    m = k.manager(k.cq("a", k.rg(k.fq("one", cpu=("4", "2")), k.fq("two", cpu="5")),
+                       cohort="co"),
+                  k.cq("b", k.rg(k.fq("one", cpu="4")), cohort="co"))
+    assert m.never_fits(k.wl("w", queue="q-a", cpu="6")) is None  # 4 + borrowing 2
+    assert m.never_fits(k.wl("w", k.pod_set(1, "x", cpu="6"), k.pod_set(1, "y", cpu="5"),
+                             queue="q-a")) is None  # the second pod set goes to `two`
+    assert "can ever hold of cpu (6000)" in str(m.never_fits(k.wl("w", queue="q-a", cpu="7")))
+    assert "no quota for memory" in str(m.never_fits(k.wl("w", queue="q-a", memory="1")))
+    assert "doesn't exist" in str(m.never_fits(k.wl("w", queue="nope", cpu="1")))
