@@ -522,10 +522,12 @@ class Scheduler:
                     for check in cluster_views.health_checks(self._partitions[n])]
 
     def totals(self) -> tuple[int, int]:
-        """(applications, live allocations) over every partition: the history samples."""
+        """(running applications, live allocations) over every partition: the history
+        samples. Running as YuniKorn counts them for its history: Starting or Running."""
+        running = (ApplicationState.STARTING, ApplicationState.RUNNING)
         with self._lock:
             parts = self._partitions.values()
-            return (sum(len(p.apps) for p in parts),
+            return (sum(1 for p in parts for a in p.apps.values() if a.state in running),
                     sum(len(n.allocations) for p in parts for n in p.nodes.nodes.values()))
 
     # -- recovery --------------------------------------------------------------------------

@@ -183,7 +183,7 @@ def scheduler_router(scheduler: Scheduler, bridge: SchedulerBridge | None = None
     def node_utilizations() -> JSONResponse:
         return JSONResponse(scheduler.node_utilizations_view())
 
-    @router.get("/history/apps", summary="Total applications over time")
+    @router.get("/history/apps", summary="Running applications (Starting or Running) over time")
     def history_apps() -> JSONResponse:
         samples = bridge.history() if bridge is not None else []
         return JSONResponse([{"timestamp": t, "totalApplications": str(apps)}
