@@ -62,8 +62,12 @@ class Decisions:
 
     position: int
     missed: bool
-    """True when decisions after the `after` given had already been dropped (too far behind)."""
+    """True when decisions after the `after` given had already been dropped (too far behind,
+    or the service restarted)."""
     records: tuple[dict[str, Any], ...]
+    restarted: bool = False
+    """True when `after` was a position of an earlier run of the service: register nodes and
+    applications again and recover running allocations, as after the shim's own restart."""
 
     def allocations(self) -> list[dict[str, Any]]:
         """The new allocations (`si.Allocation`), in the order they were made."""
@@ -168,7 +172,8 @@ class Client:
             params["rmID"] = self.rm_id
         body = self._send("GET", "/shim/decisions", params=params, headers=self._shim,
                           timeout=wait + 30.0).json()
-        return Decisions(body["position"], body["missed"], tuple(body["decisions"]))
+        return Decisions(body["position"], body["missed"], tuple(body["decisions"]),
+                         body.get("restarted", False))
 
     # -- the shim API: the common messages -------------------------------------------------
 

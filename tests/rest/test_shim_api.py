@@ -88,7 +88,8 @@ def test_a_shim_feeds_the_scheduler_and_reads_its_decisions(shim, scheduler) -> 
     page = shim.decisions(after=0, wait=5.0)
     (allocation,) = page.allocations()
     assert allocation == {
-        "allocationKey": "k1", "applicationID": "app-1", "partitionName": "default",
+        "allocationKey": "k1", "allocationTags": {}, "applicationID": "app-1",
+        "partitionName": "default",
         "nodeID": "n1", "resourcePerAlloc": {"resources": {"vcore": {"value": 1000}}},
         "priority": 0, "placeholder": False, "taskGroupName": ""}
     assert scheduler.ugm().user_usage("sue")["queues"]["resourceUsage"] == {"vcore": 1000}

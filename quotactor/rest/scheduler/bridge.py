@@ -36,6 +36,7 @@ def si_allocation(allocation: Allocation) -> dict[str, Any]:
     """An `si.Allocation` (protobuf-JSON field names) for an allocation the scheduler made."""
     return {
         "allocationKey": allocation.key,
+        "allocationTags": dict(sorted(allocation.tags.items())),
         "applicationID": allocation.application_id,
         "partitionName": allocation.partition,
         "nodeID": allocation.node_id,
@@ -55,7 +56,9 @@ class SchedulerBridge:
             raise ValueError("the history interval must be positive")
         self.scheduler = scheduler
         self.events = Feed(feed_capacity)
-        self.decisions = Feed(feed_capacity)
+        # Numbered from this run's start in microseconds since the epoch: a position from an
+        # earlier run (or one never given out) is outside this run's range, and told apart.
+        self.decisions = Feed(feed_capacity, first=time.time_ns() // 1000 + 1)
         self.history_interval = history_interval
         self._history: deque[tuple[int, int, int]] = deque(maxlen=HISTORY_SAMPLES)
         self._next_sample = time.monotonic() + history_interval
@@ -165,7 +168,7 @@ class SchedulerBridge:
             self._history.append((time.time_ns(), apps, containers))
 
     def history(self) -> list[tuple[int, int, int]]:
-        """(timestamp ns, applications, containers), oldest first."""
+        """(timestamp ns, running applications, containers), oldest first."""
         with self._lock:
             return list(self._history)
 

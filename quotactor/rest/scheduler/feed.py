@@ -16,7 +16,7 @@ import contextlib
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,21 +62,28 @@ def event_record(kind: str, object_id: str, change: str, detail: str, *, message
 
 @dataclass(frozen=True, slots=True)
 class Page:
-    """Records after a position: `records` (each with its `id`), and the bounds held now."""
+    """Records after a position: `records` (each with its `id`), the bounds held now, and
+    `last`, the id of the last record looked at (kept or not; the position asked for when
+    none): where the next page starts."""
 
     records: tuple[dict[str, Any], ...]
     lowest: int
     highest: int
+    last: int
 
 
 class Feed:
-    """An append-only log of dict records numbered from 1, keeping the newest `capacity`."""
+    """An append-only log of dict records numbered from `first` (1 unless told), keeping the
+    newest `capacity`."""
 
-    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+    def __init__(self, capacity: int = DEFAULT_CAPACITY, first: int = 1) -> None:
         if capacity < 1:
             raise ValueError("a feed must keep at least one record")
+        if first < 1:
+            raise ValueError("records are numbered from 1 up")
+        self.first = first
         self._records: deque[dict[str, Any]] = deque(maxlen=capacity)
-        self._next = 1
+        self._next = first
         self._lock = threading.Lock()
         self._waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
 
@@ -116,11 +123,26 @@ class Feed:
         with self._lock:
             return self._next - 1
 
-    def after(self, position: int, limit: int) -> Page:
-        """Up to `limit` records with an id above `position`, oldest first."""
+    def after(self, position: int, limit: int,
+              keep: Callable[[dict[str, Any]], bool] | None = None) -> Page:
+        """Up to `limit` records with an id above `position`, oldest first; with `keep`,
+        only those it accepts (the others are looked past, so `last` moves on over them)."""
         with self._lock:
-            lowest = self._records[0]["id"] if self._records else self._next
+            held = self._records
+            lowest = held[0]["id"] if held else self._next
             start = max(0, position + 1 - lowest)
-            end = min(len(self._records), start + max(0, limit))
-            records = tuple(self._records[i] for i in range(start, end))
-            return Page(records, lowest, self._next - 1)
+            if keep is None:
+                end = min(len(held), start + max(0, limit))
+                records = tuple(held[i] for i in range(start, end))
+                last = records[-1]["id"] if records else position
+                return Page(records, lowest, self._next - 1, last)
+            kept: list[dict[str, Any]] = []
+            last = position
+            for i in range(start, len(held)):
+                if len(kept) >= limit:
+                    break
+                record = held[i]
+                last = record["id"]
+                if keep(record):
+                    kept.append(record)
+            return Page(tuple(kept), lowest, self._next - 1, last)

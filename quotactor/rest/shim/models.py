@@ -3,8 +3,11 @@
 `NodeRequest`, `ApplicationRequest` and `AllocationRequest` carry the field names of `si.proto`
 (`nodeID`, `schedulableResource`, `applicationID`, `ugi`, `allocationKey`, `resourcePerAlloc`,
 `releases.allocationsToRelease`, ...). As in protobuf-JSON, enums may be given by name or by
-number and 64-bit quantities as numbers or decimal strings. Unknown fields are refused, so a
-misspelt field is a 400 naming it rather than a silently ignored request. The answers' models
+number and 64-bit quantities as numbers or decimal strings (never `true` or `false`). Unknown
+fields are refused, so a misspelt field is a 400 naming it rather than a silently ignored
+request. Every string is bounded (`MAX_NAME` for ids and names, `MAX_TEXT` for tag values and
+messages) and holds no control character; a user name follows YuniKorn's user name syntax, as
+`/usage/user/{user}` does, so every user the shim names can be looked up. The answers' models
 at the end document the responses in the OpenAPI document.
 """
 
@@ -13,6 +16,8 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
+
+from quotactor.core.identity import USER_NAME
 
 __all__ = [
     "AddApplicationRequest",
@@ -41,6 +46,14 @@ TERMINATION_TYPES = ("UNKNOWN_TERMINATION_TYPE", "STOPPED_BY_RM", "TIMEOUT",
                      "PREEMPTED_BY_SCHEDULER", "PLACEHOLDER_REPLACED")
 MAX_ITEMS = 10_000
 """Items in one request; larger batches are split by the client."""
+MAX_NAME = 1024
+"""Characters in an id, a name, a queue or partition name, `rmID`, a tag's or attribute's key."""
+MAX_TEXT = 65_536
+"""Characters in a tag's or attribute's value (a gang's task-groups tag is JSON) or a message."""
+MAX_TAGS = 256
+"""Entries in one tags or attributes map."""
+PRINTABLE = r"^[^\x00-\x1f\x7f]*$"
+"""No control character (NUL included): what every string of a request must match."""
 
 
 def _enum(names: tuple[str, ...]) -> Any:
@@ -53,9 +66,28 @@ def _enum(names: tuple[str, ...]) -> Any:
     return BeforeValidator(parse)
 
 
+def _integer(value: object) -> object:
+    """An integer as protobuf-JSON sends it: a number or a decimal string, never a boolean
+    (which pydantic would otherwise take as 0 or 1)."""
+    if isinstance(value, bool):
+        raise ValueError("must be an integer, not a boolean")
+    return value
+
+
 NodeAction = Annotated[str, _enum(NODE_ACTIONS)]
 TerminationType = Annotated[str, _enum(TERMINATION_TYPES)]
-Name = Annotated[str, Field(min_length=1, max_length=1024)]
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME, pattern=PRINTABLE)]
+"""An id or a name: 1 to `MAX_NAME` characters, none a control character."""
+OptionalName = Annotated[str, Field(max_length=MAX_NAME, pattern=PRINTABLE)]
+"""A name that may be empty (a default partition, no queue, no task group)."""
+Text = Annotated[str, Field(max_length=MAX_TEXT, pattern=PRINTABLE)]
+UserName = Annotated[str, Field(min_length=1, max_length=MAX_NAME, pattern=USER_NAME.pattern)]
+"""YuniKorn's user name syntax, as `/usage/user/{user}` takes it."""
+Tags = Annotated[dict[Annotated[str, Field(min_length=1, max_length=MAX_NAME,
+                                           pattern=PRINTABLE)], Text],
+                 Field(max_length=MAX_TAGS)]
+Int64 = Annotated[int, BeforeValidator(_integer), Field(ge=-(2**63), lt=2**63)]
+Int32 = Annotated[int, BeforeValidator(_integer), Field(ge=-(2**31), lt=2**31)]
 
 
 class _Message(BaseModel):
@@ -63,7 +95,7 @@ class _Message(BaseModel):
 
 
 class Quantity(_Message):
-    value: int = Field(default=0, ge=-(2**63), lt=2**63)
+    value: Int64 = 0
 
 
 class SiResource(_Message):
@@ -76,40 +108,40 @@ class SiResource(_Message):
 class NodeInfo(_Message):
     nodeID: Name
     action: NodeAction
-    attributes: dict[str, str] = Field(default_factory=dict, max_length=256)
+    attributes: Tags = Field(default_factory=dict)
     schedulableResource: SiResource | None = None
 
 
 class NodeRequest(_Message):
     nodes: list[NodeInfo] = Field(default_factory=list, max_length=MAX_ITEMS)
-    rmID: str = ""
+    rmID: OptionalName = ""
 
 
 class UserGroupInformation(_Message):
-    user: Name
+    user: UserName
     groups: list[Name] = Field(default_factory=list, max_length=256)
 
 
 class AddApplicationRequest(_Message):
     applicationID: Name
-    queueName: str = ""
-    partitionName: str = ""
+    queueName: OptionalName = ""
+    partitionName: OptionalName = ""
     ugi: UserGroupInformation
-    tags: dict[str, str] = Field(default_factory=dict, max_length=256)
-    executionTimeoutMilliSeconds: int = Field(default=0, description=(
-        "a gang's placeholder timeout (0: 15 minutes)"))
+    tags: Tags = Field(default_factory=dict)
+    executionTimeoutMilliSeconds: Annotated[int, BeforeValidator(_integer)] = Field(
+        default=0, ge=0, lt=2**63, description="a gang's placeholder timeout (0: 15 minutes)")
     placeholderAsk: SiResource | None = Field(default=None, description=(
         "a gang's placeholder total; must equal the task groups' (tag "
         "yunikorn.apache.org/task-groups)"))
-    gangSchedulingStyle: str = Field(default="", description="Soft (default) or Hard")
+    gangSchedulingStyle: OptionalName = Field(default="", description="Soft (default) or Hard")
 
 
 class TaskGroupSpec(_Message):
     """One task group of the `yunikorn.apache.org/task-groups` application tag."""
 
     name: Name
-    minMember: int = Field(ge=1, le=MAX_ITEMS)
-    minResource: dict[Name, Annotated[int, Field(ge=0, lt=2**63)]] = Field(max_length=64)
+    minMember: Annotated[int, BeforeValidator(_integer), Field(ge=1, le=MAX_ITEMS)]
+    minResource: dict[Name, Annotated[Int64, Field(ge=0)]] = Field(max_length=64)
 
 
 TASK_GROUPS = TypeAdapter(list[TaskGroupSpec])
@@ -117,13 +149,13 @@ TASK_GROUPS = TypeAdapter(list[TaskGroupSpec])
 
 class RemoveApplicationRequest(_Message):
     applicationID: Name
-    partitionName: str = ""
+    partitionName: OptionalName = ""
 
 
 class ApplicationRequest(_Message):
     new: list[AddApplicationRequest] = Field(default_factory=list, max_length=MAX_ITEMS)
     remove: list[RemoveApplicationRequest] = Field(default_factory=list, max_length=MAX_ITEMS)
-    rmID: str = ""
+    rmID: OptionalName = ""
 
 
 REQUIRED_NODE_TAG = "yunikorn.apache.org/requiredNode"
@@ -145,14 +177,14 @@ class PreemptionPolicy(_Message):
 
 class Allocation(_Message):
     allocationKey: Name
-    allocationTags: dict[str, str] = Field(default_factory=dict, max_length=256)
+    allocationTags: Tags = Field(default_factory=dict)
     resourcePerAlloc: SiResource | None = None
-    priority: int = Field(default=0, ge=-(2**31), lt=2**31)
-    nodeID: str = Field(default="", description=(
+    priority: Int32 = 0
+    nodeID: OptionalName = Field(default="", description=(
         "set: an existing allocation the shim recovers (booked without limit checks)"))
     applicationID: Name
-    partitionName: str = ""
-    taskGroupName: str = Field(default="", description=(
+    partitionName: OptionalName = ""
+    taskGroupName: OptionalName = Field(default="", description=(
         "a real ask of this task group replaces one of its placeholders"))
     placeholder: bool = Field(default=False, description=(
         "only on a recovered placeholder: the scheduler creates placeholders"))
@@ -161,10 +193,10 @@ class Allocation(_Message):
 
 
 class AllocationRelease(_Message):
-    partitionName: str = ""
+    partitionName: OptionalName = ""
     applicationID: Name
     terminationType: TerminationType = "STOPPED_BY_RM"
-    message: str = ""
+    message: Text = ""
     allocationKey: Name
 
 
@@ -175,7 +207,7 @@ class AllocationReleasesRequest(_Message):
 
 class AllocationRequest(_Message):
     releases: AllocationReleasesRequest | None = None
-    rmID: str = ""
+    rmID: OptionalName = ""
     allocations: list[Allocation] = Field(default_factory=list, max_length=MAX_ITEMS)
 
 
@@ -261,10 +293,17 @@ class Decision(_Answer):
 
 
 class Decisions(_Answer):
-    """A page of the decision log: pass `position` as the next `after`; `missed` is true when
-    decisions after `after` were already dropped (the log keeps the newest 100,000)."""
+    """A page of the decision log: pass `position` as the next `after` (0: from the start of
+    the service's run). Positions name the run: they count from its start time, so a position
+    of another run (the service restarted) is `restarted` and `missed`, and the page starts at
+    this run's beginning; the shim must then register its nodes and applications again and
+    recover its running allocations (asks with `nodeID`), as after its own restart. `missed`
+    alone: decisions after `after` were already dropped (the log keeps the newest 100,000).
+    With `rmID`, the other shims' decisions are passed over before `limit` counts, and
+    `position` moves past them."""
 
     position: int
     lowest: int
     missed: bool
+    restarted: bool
     decisions: list[Decision]

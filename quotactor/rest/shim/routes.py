@@ -191,7 +191,7 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
                     ask.resource, ask.priority, allocation.placeholder, ask.task_group,
                     requested_at=now, allocated_at=now,
                     allow_preempt_self=ask.allow_preempt_self, originator=ask.originator,
-                    required_node=ask.required_node)))
+                    required_node=ask.required_node, tags=ask.tags)))
             else:
                 asks.append((allocation, partition, ask))
         releases = request.releases.allocationsToRelease if request.releases else []
@@ -229,21 +229,25 @@ def shim_router(scheduler: Scheduler, bridge: SchedulerBridge) -> APIRouter:
         wait: Annotated[float, Query(ge=0, le=MAX_WAIT,
                                      description="seconds to wait when nothing is new")] = 0,
         limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
-        rmID: Annotated[str | None, Query(description="only decisions for this shim")] = None,
+        rmID: Annotated[str | None, Query(max_length=si.MAX_NAME, pattern=si.PRINTABLE,
+                                          description="only decisions for this shim")] = None,
     ) -> JSONResponse:
+        log = bridge.decisions
         deadline = time.monotonic() + wait
-        position = after
+        start = log.first - 1  # this run's beginning
+        restarted = after != 0 and not start <= after <= log.highest
+        position = start if after == 0 or restarted else after
+        keep = None if rmID is None else (lambda d: d["rmID"] == rmID)
         while True:
-            page = bridge.decisions.after(position, limit)
-            found = [d for d in page.records if rmID is None or d["rmID"] == rmID]
-            if page.records:
-                position = page.records[-1]["id"]
+            page = log.after(position, limit, keep)
+            position = page.last
             left = deadline - time.monotonic()
-            if found or left <= 0:
+            if page.records or left <= 0:
                 break
-            if not page.records:
-                await bridge.decisions.wait_after(position, left)
-        return JSONResponse({"position": position, "lowest": page.lowest,
-                             "missed": after + 1 < page.lowest, "decisions": found})
+            if position >= page.highest:
+                await log.wait_after(position, left)
+        missed = restarted or (after != 0 and after + 1 < page.lowest)
+        return JSONResponse({"position": position, "lowest": page.lowest, "missed": missed,
+                             "restarted": restarted, "decisions": list(page.records)})
 
     return router

@@ -39,7 +39,7 @@ def allocate(p: PartitionCore, app: Application, pending: PendingAsk,
     allocation = Allocation(ask.key, app.application_id, p.name, node.node_id, ask.resource,
                             ask.priority, ask.placeholder, ask.task_group, pending.added_at, now,
                             allow_preempt_self=ask.allow_preempt_self, originator=ask.originator,
-                            required_node=ask.required_node)
+                            required_node=ask.required_node, tags=ask.tags)
     place(p, app, allocation, node, now)
     drop_asks(p, app, (ask.key,), timed_out=False)
     return allocation
@@ -65,7 +65,8 @@ def allocate_all(p: PartitionCore, app: Application,
         allocation = Allocation(ask.key, app.application_id, p.name, node.node_id,
                                 ask.resource, ask.priority, ask.placeholder, ask.task_group,
                                 pending.added_at, now, allow_preempt_self=ask.allow_preempt_self,
-                                originator=ask.originator, required_node=ask.required_node)
+                                originator=ask.originator, required_node=ask.required_node,
+                                tags=ask.tags)
         if ask.placeholder:
             place(p, app, allocation, node, now)
         else:
@@ -123,7 +124,8 @@ def replace(p: PartitionCore, app: Application, pending: PendingAsk,
     allocation = Allocation(ask.key, app.application_id, p.name, node.node_id, ask.resource,
                             ask.priority, False, ask.task_group, pending.added_at, now,
                             placeholder_used=True, allow_preempt_self=ask.allow_preempt_self,
-                            originator=ask.originator, required_node=ask.required_node)
+                            originator=ask.originator, required_node=ask.required_node,
+                            tags=ask.tags)
     node.add(allocation)
     p.nodes.changed(node)
     app.add_allocation(allocation)

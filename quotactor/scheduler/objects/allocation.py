@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from quotactor.core.resources import Resource
 
@@ -35,6 +37,9 @@ class Allocation:
     """Chosen as a preemption victim: the shim was asked to release it and has not yet."""
     required_node: str | None = None
     """The node its ask was pinned to (a daemon-set pod): never a preemption victim."""
+    tags: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """Its ask's tags (`allocationTags`: the pod's namespace and name, ...), as YuniKorn
+    copies them onto the allocation."""
 
     def resized(self, resource: Resource) -> Allocation:
         return dataclasses.replace(self, resource=resource)

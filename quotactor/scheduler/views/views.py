@@ -202,7 +202,7 @@ def _allocation(allocation: Allocation) -> dict[str, Any]:
     allocated = _ns(allocation.allocated_at) or 0
     return {
         "allocationKey": allocation.key,
-        "allocationTags": {},
+        "allocationTags": dict(sorted(allocation.tags.items())),
         "requestTime": requested,
         "allocationTime": allocated,
         "allocationDelay": allocated - requested,
