@@ -3,8 +3,7 @@
 `holding` claims those of some actors that are idle (never waiting for a claim) and runs one
 piece of work holding them; `holding_in_order` claims every one of some actors whose handlers
 never wait, in one global order, waiting for a busy one's turn. Both release every claim in
-the `finally` of their own frame, with the runtime's lock-free claims (`runtime._claims`,
-"Claims without a lock" in `quotactor.actors.runtime`, whose internals this module shares).
+the `finally` of their own frame (the runtime's claims: this module shares its internals).
 `stop_all` stops many actors, the idle ones under one `holding`.
 """
 
@@ -20,7 +19,6 @@ from quotactor.actors.runtime import (
     Actor,
     Busy,
     Reply,
-    _claims,
     _guarded,
     _Handover,
     _held,
@@ -53,38 +51,25 @@ def holding(actors: Sequence[Actor[Any]], work: Callable[[list[int]], T]) -> T:
         return work(held)
     _held.depth += 1
     try:
-        # `_claim` inline (a batch claims many), with `held` as every claim's ticket: a
-        # fresh object of this call's own (`actors` are distinct).
-        claim = _claims.setdefault
         for position, actor in enumerate(actors):
-            if claim(actor, held) is held:
-                if actor._stopped or actor._items:
-                    actor._settle()
-                else:
-                    held.append(position)
+            if actor._claim():
+                held.append(position)
         return work(held)
     finally:
         _held.depth -= 1
-        _release(actors, held, held)
+        _release(actors, held)
 
 
-def _release(actors: Sequence[Actor[Any]], held: list[int], ticket: object) -> None:
-    """Let go of `actors[i]` for every i in `held` (as `Actor._next` does; `ticket` is the one a
-    claim taken again here is made with): what arrived meanwhile runs on this thread for an
-    actor whose handlers never wait (another batch's group changes, whose sender waits, as
-    `_handle_inline` does), goes to the pool for one that may wait (this thread may still hold
-    others); a waiter's turn (`_Handover`) there passes the claim on."""
-    claim = _claims.setdefault
+def _release(actors: Sequence[Actor[Any]], held: list[int]) -> None:
+    """Let go of `actors[i]` for every i in `held` (invariant 3): what arrived meanwhile runs on
+    this thread for an actor whose handlers never wait (another batch's group changes, whose
+    sender waits, as `_handle_inline` does), goes to the pool for one that may wait (this
+    thread may still hold others); a waiter's turn (`_Handover`) there passes the claim on."""
     for position in held:
         actor = actors[position]
-        if not actor._items:  # release, then look again
-            del _claims[actor]
-            if not actor._items or actor._stopped or claim(actor, ticket) is not ticket:
-                continue
-            if actor._stopped:
-                del _claims[actor]
-                continue
-        # messages arrived meanwhile: the actor is still (or again) this thread's
+        if actor._let_go():
+            continue
+        # messages arrived meanwhile: the actor is still this thread's
         if actor.handlers_wait:
             actor._pool.schedule(actor._run_batch)
         else:
@@ -124,7 +109,7 @@ def holding_in_order(
         return work()
     finally:
         _held.depth -= 1
-        _release(actors, held, held)
+        _release(actors, held)
 
 
 def _handed_over(actor: Actor[Any], deadline: float) -> bool:

@@ -114,22 +114,24 @@ def decide_user(tracker: UserTrackerActor, msg: Known) -> Decision | NotKnown | 
     """The user tracker's handler of a `Known` change (it holds its claim)."""
     state = tracker.state
     handled = state.handled
-    if state.routed != handled or state.idle_at == handled:
+    if state.idle_at == handled:
         return NOT_KNOWN
     parts, app, usage, increase, manager = msg
     app_groups = state.app_groups
-    if app not in app_groups or manager.closed:
+    if app not in app_groups:
         return NOT_KNOWN
     group = app_groups[app]
     name = state.name
-    links = state.links
-    if links is None or links.get(app, _MISSING) != group:
-        return NOT_KNOWN  # views that disagree: routed
-    table = manager.applied.table
+    with manager.views_lock:  # the views as the manager's last handler left them
+        links = state.links
+        if (state.routed != handled or manager.closed or links is None
+                or links.get(app, _MISSING) != group):
+            return NOT_KNOWN  # views that disagree: routed
+        table = manager.applied.table
+        group_ref = None if group is None else manager.groups.get(group)
     if group is None:
         outcome: Any = _decide(state, None, table, parts, app, usage, increase, None)
     else:
-        group_ref = manager.groups.get(group)
         if group_ref is None:
             return NOT_KNOWN
         outcome = here(group_ref, _new(KnownGroup, (

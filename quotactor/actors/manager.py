@@ -42,6 +42,7 @@ users is two applications, in their trackers and in their group's (keyed by id a
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -64,7 +65,7 @@ from quotactor.actors.messages import (
     UserDecrease,
     UserIncrease,
 )
-from quotactor.actors.runtime import Actor, Reply, WorkerPool, deliver, stop_now
+from quotactor.actors.runtime import Actor, Reply, WorkerPool, deliver, stop_now, when_idle
 from quotactor.actors.user_tracker import UserTrackerActor
 from quotactor.config.model import SchedulerConfig
 from quotactor.core.errors import ManagerClosed
@@ -138,6 +139,16 @@ class Retirement:
                 pool.shutdown(timeout)
 
 
+def _idle(ref: UserTrackerActor | GroupTrackerActor | None) -> bool | None:
+    """Whether a listed tracker is idle: nothing routed to it is unhandled, and the last of
+    those left it empty (`idle_at == routed`), read when nobody holds it; None while someone
+    does (invariant 10)."""
+    if ref is None:
+        return False
+    state = ref.state
+    return when_idle(ref, lambda: state.idle_at == state.routed)
+
+
 class ManagerActor(Actor[ManagerMessage]):
     """Routes operations of one partition; owns tracker lifetimes and application group links.
 
@@ -172,12 +183,19 @@ class ManagerActor(Actor[ManagerMessage]):
         self.retired = 0
         self.sweep_users_at = self.sweep_groups_at = SWEEP_AT
         self.closed = False
+        self.views_lock = threading.Lock()
+        """Held by the manager's handler throughout, and by a known-user call while it reads
+        the views (invariant 11)."""
         self.idle: set[UserTrackerActor | GroupTrackerActor] = set()
         self.log = log.bind(partition=partition)
         self.views = Views(self.user_states, self.group_states, self._new_user,
                            self._new_group, UserIncrease, UserDecrease)
 
     def handle(self, message: ManagerMessage) -> Any:
+        with self.views_lock:
+            return self._handle(message)
+
+    def _handle(self, message: ManagerMessage) -> Any:
         if self.closed:
             raise ManagerClosed("the user group manager is stopped")
         if isinstance(message, Route):
@@ -261,7 +279,7 @@ class ManagerActor(Actor[ManagerMessage]):
         """Forget an idle user's links (the starts it refused; it runs nothing): True if it
         was idle, False if it runs something."""
         state = self.user_states.get(name)
-        if state is None or state.idle_at != state.routed:
+        if state is None or not _idle(self.users.get(name)):
             return False
         self._forget(name)
         return True
@@ -277,9 +295,13 @@ class ManagerActor(Actor[ManagerMessage]):
         this costs a step per tracker emptied since the last sweep, not per listed tracker;
         those used again since are simply dropped from it (they add themselves again)."""
         idle, users, groups = self.idle, self.users, self.groups
+        held: list[UserTrackerActor | GroupTrackerActor] = []
         while idle:
             ref = idle.pop()
-            if ref.idle_at != ref.routed:
+            now = _idle(ref)
+            if not now:
+                if now is None:
+                    held.append(ref)  # it may be idle when let go: looked at next time
                 continue
             name = ref.state.name
             if isinstance(ref, UserTrackerActor):
@@ -288,6 +310,7 @@ class ManagerActor(Actor[ManagerMessage]):
                     self._retire(users, self.warm_users, name)
             elif groups.get(name) is ref:
                 self._retire(groups, self.warm_groups, name)
+        idle.update(held)
 
     def _retire_if_idle(self, kind: str, name: str) -> None:
         """Retire the tracker of `name` now if it is idle (a view of it alone asks)."""
@@ -296,7 +319,7 @@ class ManagerActor(Actor[ManagerMessage]):
                 self._retire(self.users, self.warm_users, name)
             return
         ref = self.groups.get(name)
-        if ref is not None and ref.idle_at == ref.routed:
+        if ref is not None and _idle(ref):
             self._retire(self.groups, self.warm_groups, name)
 
     def _retire(self, slots: dict[str, Any], warm: OrderedDict[str, Any], name: str) -> None:

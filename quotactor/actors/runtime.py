@@ -1,76 +1,13 @@
-"""The trackers' and the manager's runtime: actors on a small pool of threads, or run inline.
+"""The actors' runtime: actors on a small pool of threads, or run on the sender's thread.
 
-A thread per tracker costs ~24 KiB and a thread start per new user, so trackers are actors of
-this small runtime, not pykka actors: each has an inbox, and a `WorkerPool` thread runs the
-actors that have messages. Handing a message to another thread is the expensive part of a call
-under the GIL (40-55 µs against ~15 µs for a decision), so a sender that finds the actor idle
-claims it and runs the handler on its own thread.
-
-Invariants (every change to this module must keep them):
-
-1. One thread at a time runs an actor: the one holding its claim (an entry in `_claims`,
-   taken by one atomic `dict.setdefault`: see "Claims without a lock" below) by a sender
-   (`_claim`) or by whoever makes an idle actor's inbox non-empty (that thread hands the
-   actor to its pool). Messages are handled one at a time, in order.
-2. No claim is taken, and no handler runs, on the main thread. The main thread is the only one
-   on which Python raises the exceptions of signal handlers (`KeyboardInterrupt`, an alarm's
-   exception): between any two bytecodes, including inside a `finally`. A caller on the main
-   thread therefore only puts a job on a pool's queue (one C call: it happened or it did not)
-   and waits for its reply; the interrupt can land in the wait, never in a claim, a handler or
-   a release, and the job runs to its end on the pool. (`unguarded` waives this, explicitly,
-   for a host that prefers speed.)
-3. A claim is released in the `finally` of the frame that took it, and a release hands the
-   actor to its pool when messages arrived meanwhile (or, when its handlers never wait, first
-   runs them itself, as a pool thread would): an exception in a handler never leaves an actor
-   claimed.
-4. Every message whose sender waits gets an answer or an exception on its `Reply`, whatever the
-   handler raises; after a stop every message gets `ActorStopped`.
-5. Every wait has the caller's timeout. A timed-out message is not withdrawn: it is handled,
-   whole, later; the caller learns only that it has no answer yet.
-6. A handler may wait only on actors whose handlers never wait (`handlers_wait = False`), on
-   a pool of their own, so a wait always ends. (A thread holding such actors waits only in
-   `holding_in_order`, for the next one in one global order: that wait ends too.)
-7. A thread may hold several actors at once only through `holding` or `holding_in_order`
-   (`quotactor.actors.holding`): `holding` claims those that are idle (never waiting for a
-   claim: a busy one is left out, for the caller to send its message to once it holds
-   nothing); `holding_in_order` claims actors whose handlers never wait in one global
-   order, waiting for a busy one's turn (its holder hands the claim over as it lets go).
-   Each runs one piece of work that may wait only as a handler may (invariant 6), and
-   releases every claim in the `finally` of that frame.
-
-Claims without a lock. A claim is an entry in the module's dictionary `_claims` (actor ->
-the claim's ticket, a fresh object), taken by `_claims.setdefault(actor, ticket) is ticket`
-and released by `del _claims[actor]`, only by its holder. Under the GIL each of these is one
-C call that runs no Python code (an actor hashes and compares by identity, which
-`Actor.__init_subclass__` enforces), so no other thread runs between its test and its set: it
-is a test-and-set, as atomic as the lock it replaces, and every thread switch goes through the
-GIL, so all threads see these steps in one order. The inbox (`deque.append`, `popleft`) and
-the stop flag are read and changed by single steps too. What the lock used to give, the order
-of the steps gives:
-- No message is stranded. A sender appends its message, then tries to claim the actor (and
-  hands it to its pool if it wins); a holder releases only after finding the inbox empty,
-  and after `del` looks at the inbox again and, if a message is there, tries to claim the
-  actor again (`Actor._next`, `_release`). If the sender's append comes after the holder's
-  second look, the holder's `del` came before the sender's claim, which then finds the actor
-  free (or another thread's claim, whose holder looks again when it lets go). Either way,
-  while a message waits and the actor is not stopped, some thread holds the claim or is
-  about to try it, and whoever wins runs or schedules it.
-- Order. A thread that claims an actor to run its own message inline (`_claim`, `holding`)
-  and finds messages already waiting does not jump them: it hands the actor, still claimed,
-  to its pool and counts it busy (its own message then goes behind them), as the locked
-  claim found such an actor busy (it was released only with an empty inbox).
-- Stop. The stop runs under the claim: it sets `_stopped`, then fails every queued message.
-  A sender reads `_stopped` after its append and, if set, fails what is still queued itself
-  (`popleft` hands each message to one thread only): if it read False, its append came
-  before the stop's flag, so before the stop's drain. A claim that wins on a stopped actor
-  lets it go at once and counts as busy.
-Interrupts: nothing here runs on the main thread (invariant 2), the only one where a signal
-handler's exception can land, so a claim and the `try` that releases it are never split.
+Each actor has an inbox; a `WorkerPool` thread runs the actors that have messages, and a sender
+that finds an actor idle claims it and runs the handler on its own thread. The rules every
+change here keeps are the numbered invariants of docs/concurrency.md (1-8 are this module's);
+the code cites them by number.
 """
 
 from __future__ import annotations
 
-import itertools
 import queue
 import threading
 from collections import Counter, deque
@@ -83,7 +20,8 @@ from quotactor.logs import get_logger
 
 __all__ = [
     "BUSY", "Actor", "Busy", "Reply", "Ticket", "WorkerPool", "answer", "call", "deliver", "here",
-    "live_actors", "on_main_thread", "stop", "stop_now", "submit", "Submitted", "unguarded",
+    "idle", "live_actors", "on_main_thread", "stop", "stop_now", "submit", "Submitted",
+    "unguarded", "when_idle",
 ]
 
 T = TypeVar("T")
@@ -91,7 +29,6 @@ M = TypeVar("M")
 M_contra = TypeVar("M_contra", contravariant=True)
 _BATCH = 64
 log = get_logger()
-_pool_ids = itertools.count(1)
 _MAIN = threading.main_thread().ident
 
 
@@ -101,7 +38,8 @@ def on_main_thread() -> bool:
 
 
 def _guarded() -> bool:
-    """Whether this thread must not claim actors: the main thread, unless `unguarded`."""
+    """Whether this thread must not claim actors (invariant 2): the main thread, unless
+    `unguarded`."""
     return get_ident() == _MAIN and not _held.unguarded
 
 
@@ -149,7 +87,9 @@ class WorkerPool:
         if size < 1:
             raise ValueError("a worker pool needs at least one thread")
         self._ready: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
-        pool_id = next(_pool_ids)
+        with _live_lock:
+            _pools[0] += 1
+            pool_id = _pools[0]
         self._threads = [
             threading.Thread(target=self._work, name=f"quotactor-{name}-{pool_id}-{i}",
                              daemon=True)
@@ -215,84 +155,72 @@ class Ticket:
     """Settles, once, who decides the fate of something one thread hands another: the side
     that takes it (`take`: a group tracker applying an increase, the manager routing a queued
     batch, a holder handing its claim to a waiter) or the side that stopped waiting for it
-    (`abandon`).
-
-    Whichever comes first wins; the other learns it. So a late increase is never applied behind
-    the back of a user tracker that refused, and a sender never gives up on what the other
-    side has already begun: it waits for that answer instead.
-
-    Lock-free: each side appends its name to a list (`list.append` is one atomic step under
-    the GIL) and the first name in the list wins; it never changes once there, so both sides
-    read the same winner. A lock per ticket cost a lock allocation per group increase. Both
-    sides run on worker threads (invariant 2), so no signal handler's exception lands between
-    the append and the read.
+    (`abandon`). Whichever comes first wins, and the other learns it (invariant 9).
     """
 
-    __slots__ = ("_sides",)
+    __slots__ = ("_first", "_lock")
 
     def __init__(self) -> None:
-        self._sides: list[str] = []
+        self._lock = threading.Lock()
+        self._first: bool | None = None
+        """True once the taker came first, False once the waiter did."""
+
+    def _settle(self, taker: bool) -> bool:
+        with self._lock:
+            if self._first is None:
+                self._first = taker
+            return self._first is taker
 
     def take(self) -> bool:
         """The taker's side: True if the other still waits (the taker goes on)."""
-        sides = self._sides
-        sides.append("taker")
-        return sides[0] == "taker"
+        return self._settle(True)
 
     def abandon(self) -> bool:
         """The waiter's side: True if it gave up before the taker took it."""
-        sides = self._sides
-        sides.append("waiter")
-        return sides[0] == "waiter"
+        return self._settle(False)
 
 
 class _Handover(Ticket):
     """A waiter's turn (`holding_in_order`), queued in the actor's inbox: whoever takes it off,
     holding the actor, hands the claim to the waiter instead of running or releasing anything
-    more, unless the waiter gave up first."""
+    more, unless the waiter gave up first (invariant 7)."""
 
     __slots__ = ()
 
 
-class _Count:
-    """A count that threads add to without a lock (an actor's start or stop): `add` is an
-    `itertools.count`'s `__next__`, one C call, atomic under the GIL. A lock per start cost
-    a fifth of a new tracker. Reading takes a number from the count too, which `read`
-    remembers (readers hold `_live_lock`)."""
+class _Life:
+    """An actor class's starts and stops (`live_actors`), changed under `_live_lock`."""
 
-    __slots__ = ("_reads", "add")
+    __slots__ = ("started", "stopped")
 
     def __init__(self) -> None:
-        self.add: Callable[[], int] = itertools.count().__next__
-        self._reads = 0
-
-    def read(self) -> int:
-        value = self.add() - self._reads
-        self._reads += 1
-        return value
+        self.started = 0
+        self.stopped = 0
 
 
-_lives: list[tuple[str, _Count, _Count]] = []
-"""Each actor class's name, its starts and its stops (appended at class creation)."""
 _live_lock = threading.Lock()
+_lives: list[tuple[str, _Life]] = []
+"""Each actor class's name and counts (appended at class creation)."""
+_pools = [0]
+"""Pools started so far, for their threads' names (under `_live_lock`)."""
 
 
 def _register(cls: type[Actor[Any]]) -> None:
-    """Give an actor class its start and stop counts (`live_actors`), and note whether it has
-    a stop hook of its own (`Actor._halt` calls no empty `on_stop`)."""
-    started, stopped = _Count(), _Count()
-    cls._starts, cls._stops = started, stopped
+    """Give an actor class its counts (`live_actors`), and note whether it has a stop hook of
+    its own (`Actor._halt` calls no empty `on_stop`)."""
+    life = _Life()
+    cls._life = life
     cls._stop_hook = cls.on_stop is not Actor.on_stop
     with _live_lock:
-        _lives.append((cls.__name__, started, stopped))
+        _lives.append((cls.__name__, life))
 
 
 def live_actors() -> dict[str, int]:
     """Actors started and not yet stopped, by class name."""
     live: Counter[str] = Counter()
     with _live_lock:
-        for name, started, stopped in _lives:
-            live[name] += started.read() - stopped.read()
+        for name, life in _lives:
+            live[name] += life.started - life.stopped
     return {name: count for name, count in live.items() if count}
 
 
@@ -306,10 +234,6 @@ class _Held(threading.local):
 
 _held = _Held()
 Envelope = tuple[Any, "Reply[Any] | None"]
-_claims: dict[Actor[Any], object] = {}
-"""The claimed actors, each with its claim's ticket (see "Claims without a lock")."""
-_tickets = itertools.count()
-"""A fresh ticket per claim (`next` is one C call: no two claims ever share one)."""
 
 
 class Actor(Generic[M_contra]):
@@ -317,31 +241,30 @@ class Actor(Generic[M_contra]):
     start one with `Actor(pool, ...)`.
 
     The object is its own reference: pass it to `call`, `deliver`, `submit` and `stop_now`.
+    Its inbox, its claim and its stop flag change only under its mailbox lock (invariant 8).
     """
 
-    __slots__ = ("__weakref__", "_items", "_pool", "_stopped")
+    __slots__ = ("__weakref__", "_claimed", "_items", "_mailbox", "_pool", "_stopped")
 
     handlers_wait = True
     """False for actors whose handlers never wait: a thread that holds other actors may then
     also run the messages that arrived for this one meanwhile."""
-    _starts: ClassVar[_Count]
-    _stops: ClassVar[_Count]
-    """This class's starts and stops, for `live_actors` (`_register`)."""
+    _life: ClassVar[_Life]
     _stop_hook: ClassVar[bool]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """An actor is a key of `_claims`: its hash and equality must stay identity's, C
-        functions that run no Python code (a claim is atomic only so)."""
         super().__init_subclass__(**kwargs)
-        if cls.__hash__ is not object.__hash__ or cls.__eq__ is not object.__eq__:
-            raise TypeError(f"{cls.__name__}: an actor hashes and compares by identity")
         _register(cls)
 
     def __init__(self, pool: WorkerPool) -> None:
         self._pool = pool
         self._items: deque[Envelope] = deque()
+        self._mailbox = threading.Lock()
+        self._claimed = False
         self._stopped = False
-        self._starts.add()
+        life = self._life
+        with _live_lock:
+            life.started += 1
 
     def handle(self, message: M_contra) -> Any:
         raise NotImplementedError
@@ -351,79 +274,72 @@ class Actor(Generic[M_contra]):
         class notes at its creation whether it has its own)."""
 
     def is_alive(self) -> bool:
-        return not self._stopped
+        with self._mailbox:
+            return not self._stopped
 
-    # -- the inbox ----------------------------------------------------------------------
+    # -- the inbox (invariant 8) ----------------------------------------------------------
 
     @final
     def _post(self, message: M_contra | _Stop, reply: Reply[Any] | None) -> None:
-        """Queue a message; schedule the actor on its pool if it was idle."""
-        self._items.append((message, reply))
-        if self._stopped:  # read after the append: see "Claims without a lock"
-            self._fail_queued("is stopped")
-        elif _claims.setdefault(self, ticket := next(_tickets)) is ticket:
-            if self._stopped:
-                del _claims[self]
-                self._fail_queued("is stopped")
-            else:
-                self._pool.schedule(self._run_batch)
+        """Queue a message; schedule the actor on its pool if nobody held it. A stopped actor
+        fails it with `ActorStopped` at once."""
+        with self._mailbox:
+            stopped = self._stopped
+            if not stopped:
+                self._items.append((message, reply))
+                if self._claimed:
+                    return
+                self._claimed = True
+        if stopped:
+            if reply is not None:
+                reply.fail(ActorStopped(f"{type(self).__name__} is stopped"))
+            return
+        self._pool.schedule(self._run_batch)
 
     @final
     def _claim(self) -> bool:
-        """Reserve the actor for this thread if it is idle (never on the main thread): claimed,
-        not stopped, and no message waiting (one that waits is handed to the pool, claimed)."""
-        if _claims.setdefault(self, ticket := next(_tickets)) is not ticket:
+        """Reserve the actor for this thread if it is idle: not held, not stopped (and so no
+        message waiting: invariant 8). Never called on the main thread (invariant 2)."""
+        mailbox = self._mailbox
+        mailbox.acquire()
+        if self._claimed or self._stopped:
+            mailbox.release()
             return False
-        if self._stopped or self._items:
-            self._settle()
-            return False
+        self._claimed = True
+        mailbox.release()
         return True
-
-    @final
-    def _settle(self) -> None:
-        """A claim just won on an actor that is not idle: let a stopped one go; give one with
-        messages waiting to its pool, still claimed (they were sent before ours)."""
-        if self._stopped:
-            del _claims[self]
-        else:
-            self._pool.schedule(self._run_batch)
 
     @final
     def _next(self, budget: int) -> Envelope | None:
         """The next message within `budget`; or None, and the actor is released (given to
-        its pool when messages are waiting beyond the budget)."""
-        if self._stopped:
-            del _claims[self]
-            return None
+        its pool, still claimed, when messages wait beyond the budget)."""
+        mailbox = self._mailbox
+        mailbox.acquire()
         items = self._items
-        if not items:  # let go, then look again (every inline handler ends here)
-            del _claims[self]
-            if not items or self._stopped:
-                return None
-            if _claims.setdefault(self, ticket := next(_tickets)) is not ticket:
-                return None  # another holder: it looks at the inbox when it lets go
-            if self._stopped:
-                del _claims[self]
-                return None
-        # only the holder takes messages off a live actor's inbox: it is not empty
+        if not items:  # a stopped actor's inbox is empty too
+            self._claimed = False
+            mailbox.release()
+            return None
         if budget > 0:
-            return items.popleft()
+            envelope = items.popleft()
+            mailbox.release()
+            return envelope
+        mailbox.release()
         self._pool.schedule(self._run_batch)
         return None
 
     @final
-    def _fail_queued(self, why: str) -> None:
-        """Fail every queued message with `ActorStopped` ("<class> <why>"; each `popleft` hands
-        a message to one thread only, however many drain at once: another may empty the
-        inbox between the test and the `popleft`, hence the `except`)."""
-        items = self._items
-        while items:
-            try:
-                _, reply = items.popleft()
-            except IndexError:
-                return
-            if reply is not None:
-                reply.fail(ActorStopped(f"{type(self).__name__} {why}"))
+    def _let_go(self) -> bool:
+        """Release the actor unless messages arrived meanwhile: False then, and it is still
+        this thread's, to run or to give to its pool."""
+        mailbox = self._mailbox
+        mailbox.acquire()
+        if self._items:
+            mailbox.release()
+            return False
+        self._claimed = False
+        mailbox.release()
+        return True
 
     # -- running ------------------------------------------------------------------------
 
@@ -440,7 +356,7 @@ class Actor(Generic[M_contra]):
     def _handle_inline(self, message: M_contra | _Stop) -> Any:
         """Handle one message on the claiming thread, then what arrived meanwhile (unless this
         is a nested claim of an actor whose handlers may wait: that goes to the pool, so a
-        thread never waits while holding an actor the wait could need)."""
+        thread never waits while holding an actor the wait could need: invariant 6)."""
         held = _held
         held.depth += 1
         try:
@@ -461,7 +377,7 @@ class Actor(Generic[M_contra]):
 
     @final
     def _finish(self, budget: int) -> None:
-        """Handle up to `budget` waiting messages, then release the actor."""
+        """Handle up to `budget` waiting messages, then release the actor (invariant 3)."""
         while True:
             envelope = self._next(budget)
             if envelope is None:
@@ -486,11 +402,18 @@ class Actor(Generic[M_contra]):
 
     @final
     def _halt(self) -> None:
-        """Stop: answer everything still queued with `ActorStopped`, then `on_stop`."""
-        self._stopped = True
-        if self._items:  # one appended after this test sees `_stopped` and fails itself
-            self._fail_queued("stopped before the message")
-        self._stops.add()
+        """Stop (run by the holder): answer everything still queued with `ActorStopped`,
+        then `on_stop`."""
+        with self._mailbox:
+            self._stopped = True
+            queued = list(self._items)
+            self._items.clear()
+        for _, reply in queued:
+            if reply is not None:
+                reply.fail(ActorStopped(f"{type(self).__name__} stopped before the message"))
+        life = self._life
+        with _live_lock:
+            life.stopped += 1
         if self._stop_hook:
             try:
                 self.on_stop()
@@ -499,6 +422,21 @@ class Actor(Generic[M_contra]):
 
 
 _register(Actor)
+
+
+def idle(actor: Actor[Any]) -> bool:
+    """Whether no thread holds `actor` and no message waits for it (a stopped actor is
+    idle)."""
+    with actor._mailbox:
+        return not actor._claimed
+
+
+def when_idle(actor: Actor[Any], test: Callable[[], bool]) -> bool | None:
+    """`test()` evaluated while `actor` is idle and nobody can claim it (under its mailbox
+    lock, after its last holder let go: what that holder wrote is seen); None at once when
+    `actor` is held. `test` must be short and take no lock (invariant 10)."""
+    with actor._mailbox:
+        return None if actor._claimed else test()
 
 
 def answer(reply: Reply[T], compute: Callable[[], T]) -> None:

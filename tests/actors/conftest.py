@@ -1,8 +1,10 @@
-"""Fixtures for the tests that make a caller wait for another's batch: that batch, held on
-its own thread, and a watch on the waiter's turn (`holding_in_order`'s wait)."""
+"""Fixtures for the tests that make a caller wait for another's batch (that batch, held on its
+own thread, and a watch on the waiter's turn, `holding_in_order`'s wait), and for the stress
+tests that shake the threads' orderings (`shaken`)."""
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -52,3 +54,15 @@ def turn_queued(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
 
     monkeypatch.setattr(holding_module, "_handed_over", watched)
     return queued
+
+
+@pytest.fixture
+def shaken() -> Iterator[None]:
+    """Thread switches as often as CPython allows (a switch interval of 1 µs, restored after),
+    so that the stress tests see many more interleavings of the hand-offs between threads."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(previous)

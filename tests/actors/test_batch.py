@@ -403,7 +403,7 @@ def test_a_batch_takes_its_turn_at_a_group_another_batch_holds_instead_of_messag
     group message (the messages' path, `decide`, is never taken); counts stay true and
     everything drains."""
     from quotactor.actors import batch as batch_module
-    from quotactor.actors import runtime
+    from quotactor.actors.runtime import idle
 
     ugm: UserGroupManager = start_ugm(TWO_GROUPS)
     assert ugm.increase_tracked_resource("root.a", "sue-0", {"m": 1}, SUE)
@@ -428,7 +428,7 @@ def test_a_batch_takes_its_turn_at_a_group_another_batch_holds_instead_of_messag
     assert messaged == []
     assert ugm.get_user_resources("sue") == {"m": 3}
     assert ugm.get_group_resources("dev") == {"m": 3}
-    assert dev not in runtime._claims
+    assert idle(dev)
     assert ugm.apply_batch([UsageDecrease("root.a", "olga-1", {"m": 2}, OPS, True),
                             UsageDecrease("root.a", "sue-1", {"m": 3}, SUE, True)]) == [None, None]
     _drained(ugm)
@@ -444,7 +444,7 @@ def test_batches_taking_turns_at_each_others_groups_keep_every_invariant(
     the end every user's and group's usage is the sum of its live allocations, no limit is
     exceeded, and nothing is left claimed or in flight."""
     from quotactor.actors import batch as batch_module
-    from quotactor.actors import runtime
+    from quotactor.actors.runtime import idle
 
     groups = [f"g{i}" for i in range(4)]
     table = LimitTable({"root": [L(users=("*",), max_resources={"m": 30}),
@@ -486,4 +486,5 @@ def test_batches_taking_turns_at_each_others_groups_keep_every_invariant(
         assert (ugm.get_group_resources(g) or {}).get("m", 0) == want <= 80
     assert messaged == []
     assert ugm.stats()["inflight"] == 0
-    assert not runtime._claims
+    manager = ugm._manager
+    assert all(idle(ref) for ref in [manager, *manager.users.values(), *manager.groups.values()])

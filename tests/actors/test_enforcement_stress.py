@@ -39,7 +39,7 @@ def _violations(node: dict) -> list[str]:
 
 @pytest.mark.timeout(120)
 def test_racing_increases_never_break_a_limit_and_usage_balances(
-    start_ugm, run_concurrently,
+    start_ugm, run_concurrently, shaken,
 ) -> None:
     ugm = start_ugm(TIGHT)
     users = [UserGroup(f"u{i}", [f"g{i % 3}"]) for i in range(6)]
@@ -81,7 +81,7 @@ def test_racing_increases_never_break_a_limit_and_usage_balances(
 
 
 @pytest.mark.timeout(120)
-def test_no_decision_mixes_limits_from_two_configs(start_ugm, run_concurrently) -> None:
+def test_no_decision_mixes_limits_from_two_configs(start_ugm, run_concurrently, shaken) -> None:
     """Each table alone refuses every increase; only a user/group mix would accept one."""
     user_tight = LimitTable({"root.a": [L(users=("*",), max_resources={"m": 4}),
                                         L(groups=("dev",), max_resources={"m": 10**6})]})

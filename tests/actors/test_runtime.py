@@ -22,6 +22,7 @@ from quotactor.actors.runtime import (
     WorkerPool,
     call,
     deliver,
+    idle,
     live_actors,
     stop,
     stop_now,
@@ -234,11 +235,11 @@ def test_a_failing_call_raises_to_the_caller_and_the_actor_lives_on(started: Any
 def test_stop_now_stops_an_idle_actor_at_once_and_a_busy_one_after_its_queue(
     started: Any,
 ) -> None:
-    idle = started()
-    stop_now(idle)
-    assert not idle.is_alive()
+    idle_one = started()
+    stop_now(idle_one)
+    assert not idle_one.is_alive()
     with pytest.raises(ActorStopped):
-        call(idle, "where", WAIT)
+        call(idle_one, "where", WAIT)
 
     busy = started()
     holder, release = hold(busy)
@@ -376,42 +377,34 @@ def test_a_ticket_raced_by_both_sides_has_exactly_one_winner() -> None:
     assert all(g != u for g, u in zip(group, user, strict=True))
 
 
-def test_a_claim_does_not_jump_a_message_already_waiting(started: Any) -> None:
-    """The window of a lock-free claim: a sender has appended its message to an idle actor's
-    inbox and not yet claimed it. A caller that claims it now must not run its own message
-    first (nor may a batch hold it): the actor goes to its pool, claimed, and runs both in the
-    order they were sent."""
-    from quotactor.actors import runtime
-
+@pytest.mark.timeout(60)
+def test_a_message_waiting_keeps_the_actor_held_so_no_claim_jumps_it(
+    started: Any, held_by_another_batch: Any,
+) -> None:
+    """A message queued for a held actor keeps it held until it has run (invariant 8): a
+    caller that comes later finds it busy and queues behind it (nor may a batch hold it),
+    and both run in the order they were sent, the actor idle after."""
     ref = started()
-    ref._items.append((Append("waiting"), None))  # sent, not yet claimed by its sender
-    ran_on = off_main(lambda: call(ref, Append("mine"), WAIT))
-    assert ran_on.startswith("quotactor-test")  # queued behind it, run by the pool
+    done, release = held_by_another_batch([ref])
+    deliver(ref, Append("waiting"))
+    with ThreadPoolExecutor(1) as executor:
+        mine = executor.submit(call, ref, Append("mine"), WAIT)
+        assert off_main(lambda: holding([ref], lambda held: held)) == []  # counted busy
+        assert not mine.done() and not idle(ref)
+        release.set()
+        assert done.result(WAIT) == [0]
+        mine.result(WAIT)
     assert [v for v, _ in call(ref, "seen", WAIT)] == ["waiting", "mine"]
-
-    ref._items.append((Append("waiting again"), None))
-    assert off_main(lambda: holding([ref], lambda held: held)) == []  # counted busy
-    assert [v for v, _ in call(ref, "seen", WAIT)][2:] == ["waiting again"]
-    assert ref not in runtime._claims
-
-
-def test_actors_hash_by_identity() -> None:
-    """A claim is one atomic `dict.setdefault` only while hashing an actor runs no Python."""
-    with pytest.raises(TypeError, match="identity"):
-        class Equal(Actor):  # the point: it defines equality
-            def __eq__(self, other: object) -> bool:
-                return True
+    assert idle(ref)
 
 
 @pytest.mark.timeout(120)
 def test_claims_under_contention_lose_nothing_and_keep_each_senders_order(
-    started: Any,
+    started: Any, shaken: None,
 ) -> None:
     """Eight threads mix inline calls, tells, asks and batches (`holding`) over three actors,
     two of which never wait: every message is handled once, in each sender's order, every
     answer arrives, and nothing is left claimed."""
-    from quotactor.actors import runtime
-
     refs = [started(NeverWaits), started(NeverWaits), started()]
 
     def worker(t: int) -> int:
@@ -446,16 +439,14 @@ def test_claims_under_contention_lose_nothing_and_keep_each_senders_order(
         for t in range(8):
             order = [i for s, i in mine if s == t]
             assert order == sorted(order)
-    assert not any(ref in runtime._claims for ref in refs)
+    assert all(idle(ref) for ref in refs)
 
 
 @pytest.mark.timeout(60)
-def test_a_stop_racing_senders_answers_every_message(pool: WorkerPool) -> None:
+def test_a_stop_racing_senders_answers_every_message(pool: WorkerPool, shaken: None) -> None:
     """Senders keep asking while the actor stops: each gets an answer or `ActorStopped`
     (whoever drains the inbox, the stop or a sender that finds it stopped), none waits for
     ever, and the stopped actor is left unclaimed."""
-    from quotactor.actors import runtime
-
     for _ in range(20):
         ref = Recorder(pool)
         go = threading.Event()
@@ -477,7 +468,7 @@ def test_a_stop_racing_senders_answers_every_message(pool: WorkerPool) -> None:
             executor.submit(lambda ref=ref: stop(ref).get(WAIT)).result(WAIT)
             results = [f.result(WAIT) for f in futures]
         assert all(done + stopped == 50 for done, stopped in results)
-        assert not ref.is_alive() and ref not in runtime._claims
+        assert not ref.is_alive() and idle(ref)
     assert live_actors().get("Recorder", 0) == 0
 
 
@@ -487,15 +478,13 @@ def test_holding_in_order_gets_a_busy_actor_from_its_holder_after_what_was_sent_
 ) -> None:
     """The waiter's turn is queued behind the messages sent before it: the holder, letting go,
     runs those, then hands the claim over; the waiter's work runs holding both actors."""
-    from quotactor.actors import runtime
-
     first, second = started(NeverWaits), started(NeverWaits)
     done, release = held_by_another_batch([second])
     deliver(second, Append("before the turn"))
     with ThreadPoolExecutor(1) as executor:
         waiting = executor.submit(holding_in_order, [first, second], time.monotonic() + WAIT,
                                   lambda: (list(first.seen), list(second.seen),
-                                           first in runtime._claims, second in runtime._claims))
+                                           not idle(first), not idle(second)))
         assert turn_queued.wait(WAIT)
         assert not waiting.done()
         release.set()
@@ -504,7 +493,7 @@ def test_holding_in_order_gets_a_busy_actor_from_its_holder_after_what_was_sent_
     assert got[0] == [] and [v for v, _ in got[1]] == ["before the turn"]
     assert got[1][0][1].startswith("batch")  # run by the holder as it let go
     assert got[2:] == (True, True)
-    assert first not in runtime._claims and second not in runtime._claims
+    assert idle(first) and idle(second)
     assert off_main(lambda: call(second, "where", WAIT)) != "batch"  # idle, claimable
 
 
@@ -515,25 +504,23 @@ def test_holding_in_order_gives_up_at_the_deadline_and_the_actor_runs_on(
     """A waiter whose turn does not come by its deadline holds nothing and runs nothing (its
     first actor released too); the holder later skips the abandoned turn; a stopped actor is
     never handed over."""
-    from quotactor.actors import runtime
-
     first, second = started(NeverWaits), started(NeverWaits)
     done, release = held_by_another_batch([second])
     ran: list[bool] = []
     got = off_main(lambda: holding_in_order(
         [first, second], time.monotonic() + 0.2, lambda: ran.append(True)))
     assert isinstance(got, Busy) and ran == []
-    assert first not in runtime._claims
+    assert idle(first)
     deliver(second, Append("after"))
     release.set()
     assert done.result(WAIT) == [0]
     assert [v for v, _ in call(second, "seen", WAIT)] == ["after"]
-    assert second not in runtime._claims
+    assert idle(second)
 
     stop(second).get(WAIT)
     assert isinstance(off_main(lambda: holding_in_order(
         [first, second], time.monotonic() + WAIT, lambda: ran.append(True))), Busy)
-    assert ran == [] and first not in runtime._claims and second not in runtime._claims
+    assert ran == [] and idle(first) and idle(second)
 
 
 @pytest.mark.timeout(60)
@@ -544,26 +531,24 @@ def test_stop_all_stops_the_idle_here_and_a_busy_one_after_what_it_was_sent(
     steps under `holding`); a busy one gets a stop message behind what it was sent before,
     and `stop_all` returns only once it has run; messages sent after a stop fail; nothing is
     left claimed or counted live."""
-    from quotactor.actors import runtime
-
-    idle = [started() for _ in range(3)]
+    idle_ones = [started() for _ in range(3)]
     busy = started()
     holder, release = hold(busy)
     deliver(busy, Append("before"))
     posted: list[Any] = []
     stop_sent = threading.Event()
-    original = runtime.Actor._post
+    original = Actor._post
 
     def watched(actor: Any, message: Any, reply: Any) -> None:
         posted.append((actor, type(message).__name__))
         original(actor, message, reply)
         stop_sent.set()
 
-    monkeypatch.setattr(runtime.Actor, "_post", watched)
+    monkeypatch.setattr(Actor, "_post", watched)
     with ThreadPoolExecutor(1) as executor:
-        stopping = executor.submit(stop_all, [*idle[:2], busy, idle[2]], WAIT)
+        stopping = executor.submit(stop_all, [*idle_ones[:2], busy, idle_ones[2]], WAIT)
         assert stop_sent.wait(WAIT)  # sent once the idle ones are stopped
-        assert not any(ref.is_alive() for ref in idle)
+        assert not any(ref.is_alive() for ref in idle_ones)
         assert busy.is_alive() and not stopping.done()
         release.set()
         assert stopping.result(WAIT) is None
@@ -572,8 +557,8 @@ def test_stop_all_stops_the_idle_here_and_a_busy_one_after_what_it_was_sent(
     assert [value for value, _ in busy.seen] == ["before"]
     assert not busy.is_alive()
     with pytest.raises(ActorStopped):
-        off_main(lambda: call(idle[0], "where", WAIT))
-    assert not any(ref in runtime._claims for ref in [*idle, busy])
+        off_main(lambda: call(idle_ones[0], "where", WAIT))
+    assert all(idle(ref) for ref in [*idle_ones, busy])
     assert live_actors().get("Recorder", 0) == 0
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from quotactor import UsageDecrease, UsageIncrease, UserGroup
 from quotactor.actors import batch as batch_module
-from quotactor.actors import runtime
+from quotactor.actors.runtime import idle
 from quotactor.core.decision import Decision
 from quotactor.core.limits import LimitEntry as L
 from quotactor.core.limits import LimitTable
@@ -58,14 +58,22 @@ def _answered_once_let_go(
         waiting = executor.submit(ugm.decide_increase, "root.a", "sue-1", {"m": size}, SUE)
         assert messaged.wait(WAIT)
         assert not waiting.done()
-        assert set(runtime._claims) == {busy, ugm._manager.users["sue"]}  # type: ignore[union-attr]
+        assert not idle(busy) and not idle(ugm._manager.users["sue"])  # type: ignore[union-attr]
         release.set()
         assert holder.result(WAIT) == [0]
         return waiting.result(WAIT)
 
 
+def _all_idle(ugm: UserGroupManager) -> bool:
+    """Whether the manager and every listed tracker are idle: nothing held, nothing queued."""
+    manager = ugm._manager
+    assert manager is not None
+    return all(idle(ref) for ref in [manager, *manager.users.values(),
+                                     *manager.groups.values()])
+
+
 def _nothing_left(ugm: UserGroupManager) -> None:
-    assert not runtime._claims
+    assert _all_idle(ugm)
     assert ugm.users_usage() == []
     stats = ugm.stats()
     assert (stats["users"], stats["groups"], stats["inflight"]) == (0, 0, 0)
@@ -119,7 +127,7 @@ def test_a_single_call_messages_a_busy_group_holding_its_user(
     assert not turn_queued.is_set()
     total = {"m": 1 + size} if accepted else {"m": 1}
     assert (ugm.get_user_resources("sue"), ugm.get_group_resources("dev")) == (total, total)
-    assert dev not in runtime._claims
+    assert idle(dev)
     _off_main(lambda: ugm.apply_batch([
         UsageDecrease("root.a", "sue-0", {"m": 1}, SUE, True),
         UsageDecrease("root.a", "sue-1", {"m": size}, SUE, True)]))

@@ -87,7 +87,7 @@ def _flatten(node: dict, into: dict[str, tuple[dict, set]]) -> None:
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("warm", [0, 2, manager_module.WARM_TRACKERS])
 def test_concurrent_updates_with_cleanup_keep_usage_equal_to_live_allocations(
-    start_ugm, monkeypatch, run_concurrently, warm: int
+    start_ugm, monkeypatch, run_concurrently, warm: int, shaken: None,
 ) -> None:
     """With no warm trackers (every retired tracker stopped), a few (reuse and eviction), and
     the default (reuse only)."""
