@@ -1,9 +1,10 @@
 """Preemption in hierarchical cohorts, re-expressed from Kueue's
 pkg/scheduler/preemption/preemption_hierarchical_test.go `TestHierarchicalPreemptions`
 (kueue ff69552e). A ClusterQueue Kueue's test declares with a flavor and no resources has a
-nominal quota of 0 here (the same quota; this engine validates that groups cover something). "prefer to preempt evicted
-workloads" and "reclaim in complex hierarchy" are not here: victims are evicted at once in
-this engine, and the latter's queues are built in a loop this file does not re-express.
+nominal quota of 0 here (the same quota; this engine validates that groups cover something).
+"prefer to preempt evicted workloads" and "reclaim in complex hierarchy" are not here: victims
+are evicted at once in this engine, and the latter's queues are built in a loop this file does
+not re-express.
 Names use hyphens where Kueue's use underscores.
 """
 
