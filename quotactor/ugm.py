@@ -30,7 +30,6 @@ from quotactor.actors.messages import (
     PlanSnapshot,
     ReadResult,
     Route,
-    Routing,
     Shutdown,
     Stats,
 )
@@ -46,7 +45,7 @@ from quotactor.actors.runtime import (
     submit,
     unguarded,
 )
-from quotactor.actors.user_tracker import Result
+from quotactor.actors.user_tracker import Result, Routing
 from quotactor.config.model import SchedulerConfig
 from quotactor.core.changes import UsageDecrease, UsageIncrease
 from quotactor.core.decision import Decision

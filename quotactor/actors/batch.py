@@ -33,9 +33,17 @@ from operator import itemgetter
 
 from quotactor.actors.group_tracker import GroupTrackerActor
 from quotactor.actors.holding import holding, holding_in_order
-from quotactor.actors.messages import Routing, UserBatch, UserDecrease, UserIncrease
 from quotactor.actors.runtime import BUSY, call
-from quotactor.actors.user_tracker import Result, UserChange, UserTrackerActor, decide
+from quotactor.actors.user_tracker import (
+    Result,
+    Routing,
+    UserBatch,
+    UserChange,
+    UserDecrease,
+    UserIncrease,
+    UserTrackerActor,
+    decide,
+)
 from quotactor.core.decision import Decision
 from quotactor.core.tracker import (
     FAILED,

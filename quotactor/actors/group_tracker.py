@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from quotactor.actors.known import decide_group
 from quotactor.actors.messages import (
+    NOT_KNOWN,
     GroupBatch,
     GroupDecrease,
     GroupIncrease,
@@ -18,9 +18,17 @@ from quotactor.actors.messages import (
     SnapshotPart,
 )
 from quotactor.actors.runtime import Actor, WorkerPool
-from quotactor.core.decision import Decision
+from quotactor.core.decision import ACCEPTED, Decision
+from quotactor.core.limits import LimitTable
 from quotactor.core.queue_tracker import Refusal
-from quotactor.core.tracker import GroupTrackerState, TrackerState
+from quotactor.core.resources import Resource
+from quotactor.core.tracker import (
+    GroupTrackerState,
+    TrackerState,
+    UserTrackerState,
+    decrease_both,
+    increase_both,
+)
 from quotactor.logs import get_logger
 
 log = get_logger()
@@ -137,3 +145,34 @@ class GroupTrackerActor(Counted, Actor[GroupMessage]):
             state.idle_at = state.handled
             self.idle.add(self)
         return GroupStatus(tuple(outcomes))
+
+
+def decide_group(group: GroupTrackerActor, msg: KnownGroup) -> Decision | int | NotKnown:
+    """The group tracker's handler of a `KnownGroup` change (this thread holds the user
+    tracker and now the group): `NOT_KNOWN` if the group may be retired."""
+    counts = group.state
+    if counts.idle_at == counts.handled:
+        return NOT_KNOWN
+    user, parts, app, usage, increase, table, name = msg
+    return decide_change(user, group, table, parts, app, usage, increase, name)
+
+
+def decide_change(
+    user: UserTrackerState, group: GroupTrackerActor | None, table: LimitTable,
+    parts: tuple[str, ...], app: str, usage: Resource, increase: bool, name: str | None,
+) -> Decision | int:
+    """Both sides in one atomic core call: a `Decision` for an increase, the decrease's
+    outcome (`APPLIED`...) for a decrease."""
+    state = None if group is None else group.state
+    try:
+        if not increase:
+            return decrease_both(user, state, parts, app, usage, False)
+        refusal = increase_both(user, state, table, parts, app, usage, name)
+    except Exception:
+        log.exception("change_failed", user=user.name, app=app)
+        raise
+    if refusal is None:
+        return ACCEPTED
+    log.info("increase_refused", user=user.name, app=app, queue=".".join(parts),
+             reason=str(refusal))
+    return Decision(False, refusal)

@@ -57,16 +57,18 @@ from quotactor.actors.messages import (
     ReadPart,
     ReadResult,
     Route,
-    Routing,
     Shutdown,
     SnapshotPart,
     Stats,
     SwitchTable,
-    UserDecrease,
-    UserIncrease,
 )
 from quotactor.actors.runtime import Actor, Reply, WorkerPool, deliver, stop_now, when_idle
-from quotactor.actors.user_tracker import UserTrackerActor
+from quotactor.actors.user_tracker import (
+    Routing,
+    UserDecrease,
+    UserIncrease,
+    UserTrackerActor,
+)
 from quotactor.config.model import SchedulerConfig
 from quotactor.core.errors import ManagerClosed
 from quotactor.core.limits import EMPTY_TABLE, LimitTable

@@ -14,7 +14,7 @@ of operations per second.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from quotactor.actors.runtime import Reply, Ticket
 from quotactor.config.model import SchedulerConfig
@@ -23,12 +23,7 @@ from quotactor.core.intake import Decrease, Increase
 from quotactor.core.limits import LimitTable
 from quotactor.core.queue_tracker import Refusal
 from quotactor.core.resources import Resource
-from quotactor.core.tracker import GroupTrackerState, UserTrackerState
-
-if TYPE_CHECKING:
-    from quotactor.actors.group_tracker import GroupTrackerActor
-    from quotactor.actors.manager import ManagerActor
-    from quotactor.actors.user_tracker import UserTrackerActor
+from quotactor.core.tracker import UserTrackerState
 
 Kind = Literal["user", "group"]
 
@@ -48,18 +43,6 @@ class Route(NamedTuple):
     ticket: Ticket | None
     """None when routed on the sender's thread (`runtime.here`): the sender gets the answer
     whatever the time."""
-
-
-class Routing(NamedTuple):
-    """The manager's answer to a `Route`: the routed items' messages in the caller's order
-    (each names the user tracker it goes to, `user_ref`), the items refused before routing (by
-    position), and the user and group trackers the routed items name, each once, in the order
-    first named. Its lists belong to the sender."""
-
-    routed: list[UserIncrease | UserDecrease]
-    refused: list[tuple[int, Exception]]
-    users: list[UserTrackerActor]
-    groups: list[GroupTrackerActor]
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,71 +80,15 @@ class Stats:
     pass
 
 
-# Manager -> user tracker
-
-
-class UserIncrease(NamedTuple):
-    """An increase routed to a user tracker. Both routed changes share their first six
-    fields' layout (the group's tracker at 5) and end with the states of the user's and the
-    group's trackers and the user's tracker, so a batch's held items go to one compiled core
-    call (`quotactor.core.tracker.decide_held`) as they are. The message names its user
-    tracker itself: a routed item is its message, not a (tracker, message) pair, one tuple
-    fewer per item to build and for the collector to traverse."""
-
-    position: int
-    parts: tuple[str, ...]
-    app: str
-    usage: Resource
-    group: str | None
-    group_ref: GroupTrackerActor | None
-    table: LimitTable
-    user_state: UserTrackerState
-    group_state: GroupTrackerState | None
-    user_ref: UserTrackerActor
-
-
-class UserDecrease(NamedTuple):
-    """A decrease routed to a user tracker (layout: see `UserIncrease`)."""
-
-    position: int
-    parts: tuple[str, ...]
-    app: str
-    usage: Resource
-    group: str | None
-    group_ref: GroupTrackerActor | None
-    remove_app: bool
-    user_state: UserTrackerState
-    group_state: GroupTrackerState | None
-    user_ref: UserTrackerActor
-
-
-class UserBatch(NamedTuple):
-    """A user's share of a `Route`, in the caller's order; `position` places each answer.
-
-    The answer is a tuple aligned with `items`: a `Decision` per increase, None per decrease,
-    or the exception an item failed with. `deadline` (`time.monotonic`) is the caller's: the
-    tracker waits for a group no longer than that.
-    """
-
-    items: tuple[UserIncrease | UserDecrease, ...]
-    deadline: float
-
-
-# Facade -> user tracker -> group tracker, without the manager (`quotactor.actors.known`)
+# Facade -> user tracker -> group tracker, without the manager (`quotactor.actors.known`;
+# the messages that name trackers are `quotactor.actors.user_tracker`'s)
 
 
 class NotKnown:
     """The answer to a `Known` change that cannot skip the manager; nothing was changed."""
 
 
-class Known(NamedTuple):
-    """A single call's change for its user's live tracker, decided without the manager."""
-
-    parts: tuple[str, ...]
-    app: str
-    usage: Resource
-    increase: bool
-    manager: ManagerActor
+NOT_KNOWN = NotKnown()
 
 
 class KnownGroup(NamedTuple):
@@ -256,7 +183,5 @@ class ReadResult:
 
 ManagerMessage = Route | PlanRead | PlanSnapshot | SwitchTable | Shutdown | Stats
 """What the manager handles."""
-UserMessage = UserBatch | ReadPart | SnapshotPart | Known
-"""What a user tracker handles."""
 GroupMessage = GroupBatch | ReadPart | SnapshotPart | KnownGroup
 """What a group tracker handles."""

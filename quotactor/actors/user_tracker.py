@@ -10,30 +10,28 @@ whose trackers are idle holds their groups too and decides without messages
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple, Protocol
 
-from quotactor.actors.group_tracker import Counted, GroupTrackerActor
-from quotactor.actors.known import decide_user
+from quotactor.actors.group_tracker import Counted, GroupTrackerActor, decide_change
 from quotactor.actors.messages import (
     GROUP_SKIP,
+    NOT_KNOWN,
     GroupBatch,
     GroupChange,
     GroupDecrease,
     GroupIncrease,
     GroupStatus,
-    Known,
+    KnownGroup,
     NotKnown,
     ReadPart,
     ReadResult,
     SnapshotPart,
-    UserBatch,
-    UserDecrease,
-    UserIncrease,
-    UserMessage,
 )
 from quotactor.actors.runtime import (
+    BUSY,
     Actor,
     Busy,
     Submitted,
@@ -46,11 +44,108 @@ from quotactor.actors.runtime import (
 from quotactor.core.decision import ACCEPTED, Decision
 from quotactor.core.errors import OperationTimeout
 from quotactor.core.journal import Journal
+from quotactor.core.limits import LimitTable
 from quotactor.core.queue_tracker import Refusal
-from quotactor.core.tracker import UserTrackerState
+from quotactor.core.resources import Resource
+from quotactor.core.tracker import (
+    APPLIED,
+    GROUP_UNTRACKED,
+    GroupTrackerState,
+    UserTrackerState,
+)
 from quotactor.logs import get_logger
 
 log = get_logger()
+_MISSING = object()
+_new = tuple.__new__  # a named tuple's own `__new__` is a Python function: 3x the cost
+
+
+
+class ManagerViews(Protocol):
+    """What a known-user change reads of its manager, under `views_lock` (invariant 11)."""
+
+    @property
+    def views_lock(self) -> threading.Lock: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def table(self) -> LimitTable: ...
+    @property
+    def groups(self) -> Mapping[str, GroupTrackerActor]: ...
+
+
+class Routing(NamedTuple):
+    """The manager's answer to a `Route`: the routed items' messages in the caller's order
+    (each names the user tracker it goes to, `user_ref`), the items refused before routing (by
+    position), and the user and group trackers the routed items name, each once, in the order
+    first named. Its lists belong to the sender."""
+
+    routed: list[UserIncrease | UserDecrease]
+    refused: list[tuple[int, Exception]]
+    users: list[UserTrackerActor]
+    groups: list[GroupTrackerActor]
+
+
+class UserIncrease(NamedTuple):
+    """An increase routed to a user tracker. Both routed changes share their first six
+    fields' layout (the group's tracker at 5) and end with the states of the user's and the
+    group's trackers and the user's tracker, so a batch's held items go to one compiled core
+    call (`quotactor.core.tracker.decide_held`) as they are. The message names its user
+    tracker itself: a routed item is its message, not a (tracker, message) pair, one tuple
+    fewer per item to build and for the collector to traverse."""
+
+    position: int
+    parts: tuple[str, ...]
+    app: str
+    usage: Resource
+    group: str | None
+    group_ref: GroupTrackerActor | None
+    table: LimitTable
+    user_state: UserTrackerState
+    group_state: GroupTrackerState | None
+    user_ref: UserTrackerActor
+
+
+class UserDecrease(NamedTuple):
+    """A decrease routed to a user tracker (layout: see `UserIncrease`)."""
+
+    position: int
+    parts: tuple[str, ...]
+    app: str
+    usage: Resource
+    group: str | None
+    group_ref: GroupTrackerActor | None
+    remove_app: bool
+    user_state: UserTrackerState
+    group_state: GroupTrackerState | None
+    user_ref: UserTrackerActor
+
+
+class UserBatch(NamedTuple):
+    """A user's share of a `Route`, in the caller's order; `position` places each answer.
+
+    The answer is a tuple aligned with `items`: a `Decision` per increase, None per decrease,
+    or the exception an item failed with. `deadline` (`time.monotonic`) is the caller's: the
+    tracker waits for a group no longer than that.
+    """
+
+    items: tuple[UserIncrease | UserDecrease, ...]
+    deadline: float
+
+
+class Known(NamedTuple):
+    """A single call's change for its user's live tracker, decided without the manager."""
+
+    parts: tuple[str, ...]
+    app: str
+    usage: Resource
+    increase: bool
+    manager: ManagerViews
+
+
+UserMessage = UserBatch | ReadPart | SnapshotPart | Known
+"""What a user tracker handles."""
+
 
 Result = Decision | Exception | None
 """An item's answer: a decision, None for a decrease, or the error it failed with."""
@@ -325,3 +420,40 @@ def _await(sent: _Sent | GroupStatus | Exception | None, deadline: float, group:
 
 def _left(deadline: float) -> float:
     return max(0.0, deadline - time.monotonic())
+
+
+def decide_user(tracker: UserTrackerActor, msg: Known) -> Decision | NotKnown | None:
+    """The user tracker's handler of a `Known` change (it holds its claim)."""
+    state = tracker.state
+    handled = state.handled
+    if state.idle_at == handled:
+        return NOT_KNOWN
+    parts, app, usage, increase, manager = msg
+    app_groups = state.app_groups
+    if app not in app_groups:
+        return NOT_KNOWN
+    group = app_groups[app]
+    name = state.name
+    with manager.views_lock:  # the views as the manager's last handler left them
+        links = state.links
+        if (state.routed != handled or manager.closed or links is None
+                or links.get(app, _MISSING) != group):
+            return NOT_KNOWN  # views that disagree: routed
+        table = manager.table
+        group_ref = None if group is None else manager.groups.get(group)
+    if group is None:
+        outcome: Any = decide_change(state, None, table, parts, app, usage, increase, None)
+    else:
+        if group_ref is None:
+            return NOT_KNOWN
+        outcome = here(group_ref, _new(KnownGroup, (
+            state, parts, app, usage, increase, table, group)))
+        if outcome is BUSY or outcome is NOT_KNOWN:
+            return NOT_KNOWN
+    if increase:
+        return outcome  # type: ignore[no-any-return]  # a Decision
+    if outcome != APPLIED:
+        log.warning("decrease_ignored", user=name, group=group, app=app,
+                    queue=".".join(parts),
+                    reason="not tracked" if outcome == GROUP_UNTRACKED else "queue not tracked")
+    return None

@@ -14,14 +14,13 @@ from typing import Any
 import pytest
 
 from quotactor import UserGroup, UserGroupManager
-from quotactor.actors import known as known_module
 from quotactor.actors import manager as manager_module
 from quotactor.actors import user_tracker as user_tracker_module
 from quotactor.actors.holding import holding
 from quotactor.actors.known import NOT_KNOWN
 from quotactor.actors.manager import ManagerActor
-from quotactor.actors.messages import Known
 from quotactor.actors.runtime import here
+from quotactor.actors.user_tracker import Known
 from quotactor.core.decision import ACCEPTED
 from quotactor.core.limits import LimitEntry, LimitTable
 from quotactor.core.queue_path import ancestors, parse_queue_path
@@ -215,7 +214,7 @@ def test_known_user_calls_racing_retirement_keep_every_count_true(
     monkeypatch.setattr(manager_module, "WARM_TRACKERS", warm)
     monkeypatch.setattr(manager_module, "SWEEP_AT", 2)
     decided = defaultdict(int)
-    original = known_module.decide_user
+    original = user_tracker_module.decide_user
 
     def counted(tracker: Any, msg: Any) -> Any:
         answer = original(tracker, msg)
