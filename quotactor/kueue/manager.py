@@ -16,7 +16,9 @@ One simplification: preemption is instantaneous. Kueue evicts the victims and ad
 preemptor once they are gone (a later cycle); here the victims go back to their queues and the
 preemptor is admitted in the cycle that chose them.
 
-Every public method either does all it promises or raises `KueueError` with nothing changed.
+A host that decides the order itself (a replay trying jobs one by one) uses `attempt` instead
+of cycles. Every public method either does all it promises or raises `KueueError` with
+nothing changed.
 """
 
 from __future__ import annotations
@@ -106,13 +108,15 @@ class CycleResult:
 
 @dataclass(frozen=True, slots=True)
 class Attempt:
-    """What `KueueManager.attempt` did: admitted (with its victims) or why not; a refusal
-    by the host's room check is flagged apart from the quota's."""
+    """What `KueueManager.attempt` did: admitted (with its victims), or why not."""
 
     admitted: bool
     reason: str
     preempted: tuple[Preempted, ...] = ()
-    room_refused: bool = False
+    blocked_by: str = ""
+    """Why not, as a category: `quota` (the ClusterQueue has no room, even preempting),
+    `head` (a StrictFIFO queue admits its head only), `queue` (no ClusterQueue, an inactive
+    one, or a namespace it does not select) or `room` (the host's room check)."""
 
 
 @dataclass(slots=True)
@@ -332,25 +336,26 @@ class KueueManager:
             raise KueueError(f"Workload {key} is already admitted")
         cq_name = record.cluster_queue
         if cq_name is None:
-            return Attempt(False, record.message)
+            return Attempt(False, record.message, blocked_by="queue")
         problem = self._inadmissible(record, cq_name)
         if problem is not None:
-            return Attempt(False, problem)
+            return Attempt(False, problem, blocked_by="queue")
         spec = self._cluster.cluster_queues[cq_name]
         head = self._queues[cq_name][0]
         if spec.queueing_strategy == STRICT_FIFO and head is not record:
             return Attempt(False, f"waits behind {head.key}, the head of StrictFIFO "
-                                  f"ClusterQueue {cq_name}")
+                                  f"ClusterQueue {cq_name}", blocked_by="head")
         entry = self._nominate(record, cq_name)
         mode = entry.assignment.mode
         if mode == NO_FIT:
             return Attempt(False, "; ".join(entry.assignment.reasons())
-                           or "couldn't assign flavors")
+                           or "couldn't assign flavors", blocked_by="quota")
         if mode == PREEMPT_MODE and not entry.targets:
             return Attempt(False, "; ".join([*entry.assignment.reasons(),
-                                             "no workloads can be preempted"]))
+                                             "no workloads can be preempted"]),
+                           blocked_by="quota")
         if room is not None and not room(tuple(t.record.key for t in entry.targets)):
-            return Attempt(False, "no room", room_refused=True)
+            return Attempt(False, "no room", blocked_by="room")
         return Attempt(True, "", tuple(self._carry_out(entry)))
 
     def never_fits(self, workload: Workload) -> str | None:
