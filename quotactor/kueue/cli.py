@@ -20,9 +20,12 @@ from quotactor.elastic.quantity import format_quantity
 from quotactor.kueue.errors import KueueError
 from quotactor.kueue.loader import COMPACT_FORM, MAX_BYTES, Manifests, load_manifests
 from quotactor.kueue.manager import CycleResult, KueueManager
+from quotactor.kueue.preemption import LESS_THAN_INITIAL_SHARE, LESS_THAN_OR_EQUAL_TO_FINAL_SHARE
 from quotactor.kueue.status import ClusterQueueUsage, CohortUsage, WorkloadStatus
 
 __all__ = ["add_parser", "render_tables", "run"]
+
+_DEFAULT_STRATEGIES = (LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, LESS_THAN_INITIAL_SHARE)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -40,8 +43,8 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--workloads", metavar="FILE", action="append", default=[],
                         help="more workloads (Workload objects or the short list form)")
     parser.add_argument("--fair-sharing", action="store_true",
-                        help="order and preempt by dominant resource share (Kueue's "
-                             "fairSharing configuration)")
+                        help="order and preempt by dominant resource share (as a Kueue "
+                             "Configuration with fairSharing.enable in the files does)")
     parser.add_argument("--json", action="store_true", help="print everything as JSON")
     parser.set_defaults(func=run)
 
@@ -52,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
         manifests = Manifests()
         for path in [*args.files, *args.workloads]:
             load_manifests(_read(path), manifests)
-        manager = KueueManager(fair_sharing=args.fair_sharing)
+        manager = KueueManager(args.fair_sharing or manifests.fair_sharing,
+                               manifests.fair_sharing_strategies or _DEFAULT_STRATEGIES)
         manager.apply(*manifests.objects())
         for name, labels in manifests.namespaces.items():
             manager.set_namespace(name, labels)

@@ -6,7 +6,8 @@ too (their `spec.cohortName` is v1beta1's `spec.cohort`). Kubernetes `Namespace`
 the labels ClusterQueue namespace selectors match. Other kinds are refused, as are inputs
 over `MAX_BYTES`. Quantities are Kubernetes'; a pod's request is what Kubernetes schedules
 on (the sum over containers, at least the largest init container, plus the pod overhead).
-A document that is a list holds workloads in a short form (`COMPACT_FORM`).
+A document that is a list holds workloads in a short form (`COMPACT_FORM`). Kueue's own
+`Configuration` (`config.kueue.x-k8s.io/v1beta1`) is read for its `fairSharing` section.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ __all__ = ["API_GROUP", "COMPACT_FORM", "MAX_BYTES", "Manifests", "load_manifest
            "parse_workload"]
 
 API_GROUP = "kueue.x-k8s.io"
+CONFIG_VERSION = "config.kueue.x-k8s.io/v1beta1"
 MAX_BYTES = 16 * 2**20
 _VERSIONS = (f"{API_GROUP}/v1beta1", f"{API_GROUP}/v1beta2")
 _DEFAULT_WEIGHT = 1.0
@@ -76,6 +78,10 @@ class Manifests:
     priority_classes: list[WorkloadPriorityClass] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
     namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
+    fair_sharing: bool = False
+    """Whether a Kueue `Configuration` in the stream enables fair sharing."""
+    fair_sharing_strategies: tuple[str, ...] = ()
+    """Its `fairSharing.preemptionStrategies` (empty: Kueue's default pair)."""
 
     def objects(self) -> list[ResourceFlavor | ClusterQueue | Cohort | LocalQueue
                               | WorkloadPriorityClass]:
@@ -129,6 +135,9 @@ def _load_one(item: Mapping[str, Any], found: Manifests) -> None:
     if kind == "Namespace" and version == "v1":
         meta = _mapping(item.get("metadata"), "metadata")
         found.namespaces[_name(meta)] = _strings(meta.get("labels"), "metadata.labels")
+        return
+    if kind == "Configuration" and version == CONFIG_VERSION:
+        _configuration(item, found)
         return
     if version not in _VERSIONS:
         raise KueueError(f"apiVersion {version!r} of {kind!r}: expected {_VERSIONS[0]}")
@@ -185,6 +194,25 @@ def _compact(item: object, index: int) -> Workload:
         priority=None if priority is None else _int(priority, f"{where}.priority"),
         created=_timestamp(created),
     )
+
+
+def _configuration(item: Mapping[str, Any], found: Manifests) -> None:
+    """Kueue's own configuration: only `fairSharing` matters to admission here."""
+    fair = _mapping(item.get("fairSharing"), "Configuration: fairSharing")
+    enable = fair.get("enable", False)
+    if not isinstance(enable, bool):
+        raise KueueError(f"Configuration: fairSharing.enable: expected true or false, got "
+                         f"{enable!r}")
+    strategies = tuple(_str(v, f"Configuration: fairSharing.preemptionStrategies[{i}]")
+                       for i, v in enumerate(_list(fair.get("preemptionStrategies"),
+                                                   "Configuration: fairSharing."
+                                                   "preemptionStrategies")))
+    allowed = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+    if any(s not in allowed for s in strategies) or len(set(strategies)) != len(strategies):
+        raise KueueError("Configuration: fairSharing.preemptionStrategies: expected "
+                         f"{' and/or '.join(allowed)}, each once, got {list(strategies)}")
+    found.fair_sharing = enable
+    found.fair_sharing_strategies = strategies
 
 
 def parse_workload(item: Mapping[str, Any]) -> Workload:

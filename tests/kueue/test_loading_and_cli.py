@@ -211,3 +211,36 @@ def test_cli_is_wired_into_quotactor(capsys: pytest.CaptureFixture[str]) -> None
     from quotactor.cli import main
     assert main(["kueue", str(EXAMPLES / "cluster.yaml")]) == 0
     assert "team-b" in capsys.readouterr().out
+
+
+CONFIGURATION = """\
+apiVersion: config.kueue.x-k8s.io/v1beta1
+kind: Configuration
+fairSharing:
+  enable: true
+  preemptionStrategies: [LessThanInitialShare]
+"""
+
+
+def test_kueues_configuration_turns_fair_sharing_on() -> None:
+    found = load_manifests(CONFIGURATION)
+    assert (found.fair_sharing, found.fair_sharing_strategies) == (
+        True, ("LessThanInitialShare",))
+    assert load_manifests(MANIFESTS).fair_sharing is False
+    with pytest.raises(KueueError, match="preemptionStrategies"):
+        load_manifests(CONFIGURATION.replace("LessThanInitialShare", "Whatever"))
+    with pytest.raises(KueueError, match="fairSharing.enable"):
+        load_manifests(CONFIGURATION.replace("enable: true", "enable: maybe"))
+
+
+def test_cli_reads_fair_sharing_from_the_files(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(CONFIGURATION)
+    assert run_cli(str(EXAMPLES / "cluster.yaml"), str(config), "--workloads",
+                   str(EXAMPLES / "workloads.yaml"), "--json") == 0
+    fair = json.loads(capsys.readouterr().out)
+    assert run_cli(str(EXAMPLES / "cluster.yaml"), "--workloads",
+                   str(EXAMPLES / "workloads.yaml"), "--json") == 0
+    classical = json.loads(capsys.readouterr().out)
+    assert fair["workloads"] != classical["workloads"]  # the tournament orders heads otherwise
