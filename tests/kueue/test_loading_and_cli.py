@@ -229,7 +229,7 @@ def test_kueues_configuration_turns_fair_sharing_on() -> None:
     assert load_manifests(MANIFESTS).fair_sharing is False
     with pytest.raises(KueueError, match="preemptionStrategies"):
         load_manifests(CONFIGURATION.replace("LessThanInitialShare", "Whatever"))
-    with pytest.raises(KueueError, match="fairSharing.enable"):
+    with pytest.raises(KueueError, match=r"fairSharing\.enable"):
         load_manifests(CONFIGURATION.replace("enable: true", "enable: maybe"))
 
 
