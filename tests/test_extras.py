@@ -61,16 +61,22 @@ def test_the_engine_runs_with_every_extra_missing() -> None:
     assert run.stdout.strip() == "ok"
 
 
+SERVE = "fastapi,uvicorn,starlette,pydantic,anyio"
+SLOW = pytest.mark.slow  # a subprocess each: the fast loop keeps the first case only
+
+
 @pytest.mark.parametrize(("blocked", "argv", "extra"), [
-    ("fastapi,uvicorn,starlette,pydantic,anyio", ["serve", "--config", "queues.yaml"], "serve"),
-    ("fastapi,uvicorn,starlette,pydantic,anyio", ["serve", "--help"], "serve"),
-    ("matplotlib", ["demo", "--jobs", "10"], "sim"),
-    ("matplotlib", ["simulate", "--workload", "synthetic:jobs=5", "--nodes", "1",
-                    "--node-vcore", "4", "--config", "queues.yaml"], "sim"),
-    ("httpx", ["simulate", "--workload", "synthetic:jobs=5", "--nodes", "1", "--node-vcore",
-               "4", "--target", "http://127.0.0.1:9", "--no-plots"], "client"),
-    ("httpx", ["import", "yunikorn", "http://127.0.0.1:9"], "client"),
-    ("ray", ["sweep", "nasa-sweep.yaml", "--ray", "--no-plots"], "ray"),
+    (SERVE, ["serve", "--config", "queues.yaml"], "serve"),
+    pytest.param(SERVE, ["serve", "--help"], "serve", marks=SLOW),
+    pytest.param("matplotlib", ["demo", "--jobs", "10"], "sim", marks=SLOW),
+    pytest.param("matplotlib", ["simulate", "--workload", "synthetic:jobs=5", "--nodes", "1",
+                                "--node-vcore", "4", "--config", "queues.yaml"], "sim",
+                 marks=SLOW),
+    pytest.param("httpx", ["simulate", "--workload", "synthetic:jobs=5", "--nodes", "1",
+                           "--node-vcore", "4", "--target", "http://127.0.0.1:9",
+                           "--no-plots"], "client", marks=SLOW),
+    pytest.param("httpx", ["import", "yunikorn", "http://127.0.0.1:9"], "client", marks=SLOW),
+    pytest.param("ray", ["sweep", "nasa-sweep.yaml", "--ray", "--no-plots"], "ray", marks=SLOW),
 ])
 def test_a_command_whose_extra_is_missing_names_it_in_one_line(
         blocked: str, argv: list[str], extra: str, tmp_path: Path) -> None:
@@ -93,6 +99,7 @@ def test_importing_from_files_needs_no_client(tmp_path: Path) -> None:
     assert run.stdout.startswith("usage: quotactor import pods")
 
 
+@pytest.mark.slow
 def test_a_command_needing_no_extra_runs_without_them(tmp_path: Path) -> None:
     code = BLOCKER + "from quotactor.cli import main\nsys.exit(main(sys.argv[2:]))\n"
     run = subprocess.run([sys.executable, "-c", code, ",".join(EXTRA_OF_MODULE), "demo",

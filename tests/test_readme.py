@@ -123,6 +123,7 @@ def test_every_shell_block_parses_and_names_what_exists(block: Block) -> None:
 RUNNABLE = [b for b in BLOCKS if b.marker == "runnable"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", RUNNABLE, ids=[f"line{b.line}" for b in RUNNABLE])
 def test_runnable_blocks_run_as_written(block: Block, tmp_path: Path) -> None:
     bindir = str(Path(sys.executable).parent)

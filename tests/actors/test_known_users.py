@@ -199,6 +199,7 @@ def _usage_by_path(node: dict[str, Any], into: dict[str, int]) -> None:
         _usage_by_path(child, into)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("warm", [0, 2, manager_module.WARM_TRACKERS])
 def test_known_user_calls_racing_retirement_keep_every_count_true(

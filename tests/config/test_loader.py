@@ -244,6 +244,7 @@ def test_an_alias_that_contains_itself_is_rejected(problems: Problems) -> None:
     assert "nests too deeply" in found[0].reason
 
 
+@pytest.mark.slow
 def test_an_alias_bomb_is_stopped_after_a_bounded_number_of_visits(
         problems: Problems, monkeypatch: pytest.MonkeyPatch) -> None:
     levels = ["q0: &q0 [{name: a}, {name: b}, {name: c}, {name: d}, {name: e}, {name: f}]"]

@@ -5,6 +5,8 @@ How fast it loads is a benchmark's claim, not a test's: `bench/config_load_bench
 
 from __future__ import annotations
 
+import pytest
+
 from quotactor.config import limit_entries, load_config
 
 
@@ -24,6 +26,7 @@ def ten_thousand_limits() -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow
 def test_ten_thousand_limit_entries_load_whole() -> None:
     config = load_config(ten_thousand_limits())
     entries = limit_entries(config.partitions[0])

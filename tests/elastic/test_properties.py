@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -114,6 +115,7 @@ def assert_matches_full_recompute(eq: ElasticQuotaManager) -> None:
                                    full.runtime, full.effective_min), status.name
 
 
+@pytest.mark.slow
 @FAST
 @given(scenarios())
 def test_runtime_never_exceeds_max(scenario: Scenario) -> None:
@@ -121,6 +123,7 @@ def test_runtime_never_exceeds_max(scenario: Scenario) -> None:
         assert status.runtime.fits_within(status.spec.max), status.name
 
 
+@pytest.mark.slow
 @FAST
 @given(scenarios(zero_weights=False))
 def test_runtime_reaches_min_when_requested_and_the_cluster_holds_the_mins(
@@ -137,6 +140,7 @@ def test_runtime_reaches_min_when_requested_and_the_cluster_holds_the_mins(
                 assert status.runtime.get(dim, 0) >= low, (status.name, dim)
 
 
+@pytest.mark.slow
 @FAST
 @given(scenarios(scale_min=True))
 def test_children_never_get_more_than_their_parent_when_mins_scale(scenario: Scenario) -> None:
@@ -153,6 +157,7 @@ def test_children_never_get_more_than_their_parent_when_mins_scale(scenario: Sce
         assert given_out.fits_within_strict(parent.runtime), parent.name
 
 
+@pytest.mark.slow
 @FAST
 @given(scenarios(), st.randoms(use_true_random=False))
 def test_the_result_does_not_depend_on_the_order_of_children_or_pods(
@@ -162,6 +167,7 @@ def test_the_result_does_not_depend_on_the_order_of_children_or_pods(
         (s.name, figures(s)) for s in other.statuses()]
 
 
+@pytest.mark.slow
 @FAST
 @given(scenarios(), st.randoms(use_true_random=False))
 def test_admission_never_lets_used_exceed_runtime(scenario: Scenario,
@@ -180,6 +186,7 @@ def test_admission_never_lets_used_exceed_runtime(scenario: Scenario,
         assert eq.pod(pod_id).assigned == decision.ok
 
 
+@pytest.mark.slow
 @FAST
 @given(scenarios(), st.data())
 def test_incremental_recompute_equals_a_full_recompute_after_random_changes(

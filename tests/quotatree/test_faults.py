@@ -84,6 +84,7 @@ def trial(target: Any, cid: str, keep: bool) -> None:
         target.undo_allocate(T, cid)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
 # An alarm landing in a garbage-collector callback (hypothesis installs one) is swallowed by the
@@ -112,6 +113,7 @@ def test_interrupted_callers_never_wedge_the_actor_and_leave_whole_operations(
     assert alarm.fired > 0  # about 30 per seed (733 over the 24 seeds of both files, idle machine)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("target", ["_add", "_sub", "_append", "_set_anode", "_slide_down"])
 @pytest.mark.parametrize("seed", range(2))

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -128,6 +129,7 @@ def _snapshot(qm: QuotaManager, ids: list[str]) -> tuple[Any, set[str]]:
     return qm.tree_state(T), {cid for cid in ids if qm.is_allocated(T, cid)}
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(shape=shapes(), ops=operations)
 def test_normal_mode_keeps_every_invariant(shape: TreeShape, ops: list[Any]) -> None:
@@ -167,6 +169,7 @@ def test_normal_mode_keeps_every_invariant(shape: TreeShape, ops: list[Any]) -> 
                for s in qm.tree_state(T).values())
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(shape=shapes(), forced=st.lists(specs, min_size=1, max_size=6), ops=operations)
 def test_forced_overcommitment_drains_back_within_quota(

@@ -33,6 +33,7 @@ BOUND = 30.0
 """How long a test waits for an answer that should come at once."""
 
 
+@pytest.mark.slow
 def test_200_idle_connections_leave_a_normal_request_answered() -> None:
     with Scheduler.start() as scheduler, serve(scheduler, header_timeout=IDLE_FOR) as server:
         parts = urlsplit(server.url)

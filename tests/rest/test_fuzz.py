@@ -107,6 +107,7 @@ def _check(response: Any, error_of: Any, method: str = "GET") -> None:
         error_of(response, response.status)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(template=templates, parts=st.lists(segments, min_size=2, max_size=2), method=methods)
 def test_malformed_paths_and_names_never_give_a_5xx(server, raw, error_of, template, parts,
@@ -115,6 +116,7 @@ def test_malformed_paths_and_names_never_give_a_5xx(server, raw, error_of, templ
     _check(raw(server.url, method, target), error_of, method)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(body=bodies, authorised=st.booleans())
 def test_malformed_bodies_never_give_a_5xx(yunikorn_config, server, raw, error_of, body,

@@ -53,6 +53,7 @@ def api_schema(live: RestServer) -> Any:
 schema = schemathesis.pytest.from_fixture("api_schema")
 
 
+@pytest.mark.slow
 @schema.parametrize()
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 def test_every_operation_answers_as_its_document_says(case: Any, live: RestServer) -> None:

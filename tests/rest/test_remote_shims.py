@@ -119,6 +119,7 @@ def _shim(url: str, index: int) -> dict[str, Any]:
         return {"user": user, "held": held, "made": len(first) + len(more)}
 
 
+@pytest.mark.slow
 def test_four_remote_shims_and_every_view_agree(service: str) -> None:
     with ThreadPoolExecutor(SHIMS) as pool:
         futures = [pool.submit(_shim, service, i) for i in range(SHIMS)]

@@ -53,6 +53,7 @@ schema = schemathesis.pytest.from_fixture("api_schema").exclude(
     path=["/ws/v1/events/stream", "/ws/v1/shim/decisions"])
 
 
+@pytest.mark.slow
 @schema.parametrize()
 @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 def test_every_scheduler_operation_answers_as_documented(case: Any, live: RestServer) -> None:

@@ -237,6 +237,7 @@ def _read_line(process: subprocess.Popen[str], timeout: float) -> str:
     return process.stdout.readline()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
 def test_quotactor_serve_exits_0_on_a_stop_signal(yunikorn_config, config_file, tmp_path,
                                                   stop_signal) -> None:
@@ -272,6 +273,7 @@ def test_quotactor_serve_exits_0_on_a_stop_signal(yunikorn_config, config_file, 
         probe.bind(("127.0.0.1", port))
 
 
+@pytest.mark.slow
 def test_quotactor_serve_refuses_an_invalid_config_with_exit_2(yunikorn_config,
                                                                tmp_path) -> None:
     path = tmp_path / "bad.yaml"
@@ -285,6 +287,7 @@ def test_quotactor_serve_refuses_an_invalid_config_with_exit_2(yunikorn_config,
     assert missing.returncode == 2
 
 
+@pytest.mark.slow
 def test_quotactor_serve_exits_1_when_the_port_is_taken(yunikorn_config, config_file) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -297,6 +300,7 @@ def test_quotactor_serve_exits_1_when_the_port_is_taken(yunikorn_config, config_
     assert "cannot listen" in finished.stderr
 
 
+@pytest.mark.slow
 def test_quotactor_serve_refuses_a_bad_tenant_metrics_choice(yunikorn_config,
                                                              config_file) -> None:
     finished = subprocess.run([*_serve_command(), "--config", str(config_file), "--port", "0",

@@ -176,6 +176,7 @@ def test_a_malformed_gang_is_a_400_naming_the_field(shim, scheduler, app, field)
     assert scheduler.applications() == []
 
 
+@pytest.mark.slow
 def test_usage_is_the_sum_of_live_allocations_with_gangs_from_several_threads(
     shim, scheduler, server,
 ) -> None:

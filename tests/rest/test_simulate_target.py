@@ -36,6 +36,7 @@ def service() -> Iterator[tuple[Scheduler, RestServer]]:
             server.stop()
 
 
+@pytest.mark.slow
 def test_a_workload_runs_to_the_end_on_the_service(service) -> None:
     scheduler, server = service
     workload = generate(parse_synthetic("synthetic:jobs=25,users=3,seed=4"))
@@ -50,6 +51,7 @@ def test_a_workload_runs_to_the_end_on_the_service(service) -> None:
     assert all(c["Succeeded"] for c in scheduler.health_checks())
 
 
+@pytest.mark.slow
 def test_the_cli_replays_against_a_url(service, monkeypatch, capsys) -> None:
     _, server = service
     monkeypatch.setenv("QUOTACTOR_SHIM_TOKEN", SHIM)

@@ -87,6 +87,7 @@ def test_users_are_bounded_to_the_top_by_default(scheduler) -> None:
     assert set(limits.values()) == {2.0} and {q for _, q in limits} == {"root.a"}
 
 
+@pytest.mark.slow
 def test_every_user_only_when_asked_and_none_when_told(scheduler) -> None:
     everyone = _samples(scheduler, tenants=TenantSelection(mode="all"))
     running = {s["name"]: v for s, v in everyone["quotactor_tenant_running_applications"]

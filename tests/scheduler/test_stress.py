@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 
+import pytest
+
 from quotactor import Resource, UserGroup
 from quotactor.scheduler import ApplicationState, Ask, Gang, TaskGroup
 
@@ -75,6 +77,7 @@ def check_books(s) -> None:
         assert node["allocated"] == total
 
 
+@pytest.mark.slow
 def test_many_applications_balance_to_zero_after_everything_completes(
     start_scheduler, clock, assert_balanced,
 ) -> None:

@@ -97,6 +97,7 @@ def _assert_same(config: str, workload: Workload, nodes: int = 4) -> SimulationR
     return indexed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_limits_and_a_long_backlog_decide_the_same(seed: int) -> None:
     workload = generate(parse_synthetic(
@@ -108,6 +109,7 @@ def test_limits_and_a_long_backlog_decide_the_same(seed: int) -> None:
     assert any(cause == "full nodes" for cause in held)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [4, 5])
 def test_reservations_and_preemption_decide_the_same(seed: int) -> None:
     workload = generate(parse_synthetic(
@@ -117,6 +119,7 @@ def test_reservations_and_preemption_decide_the_same(seed: int) -> None:
     assert result.preemptions.victims > 0  # preemption took part
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_the_nasa_trace_under_the_tight_config_decides_the_same() -> None:
     _assert_same(tight_config_text(), demo_workload(2000), nodes=0)

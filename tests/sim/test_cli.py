@@ -43,6 +43,7 @@ def config(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_simulate_synthetic_writes_report_and_plots(
         tmp_path: Path, config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
@@ -95,6 +96,7 @@ def test_simulate_reports_bad_lines_and_refuses_bad_inputs(
     assert "no partition 'nope'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_simulate_compares_two_configs(tmp_path: Path, config: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     looser = tmp_path / "looser.yaml"
@@ -113,6 +115,7 @@ def test_simulate_compares_two_configs(tmp_path: Path, config: Path,
     assert comparison["a"] == "queues" and comparison["users"]
 
 
+@pytest.mark.slow
 def test_demo_on_a_truncated_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "demo"
     assert quotactor("demo", "--jobs", "600", "--out", str(out)) == 0
@@ -128,6 +131,7 @@ def test_demo_on_a_truncated_trace(tmp_path: Path, capsys: pytest.CaptureFixture
     assert (out / "usage-top-users.png").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_full_demo(tmp_path: Path) -> None:
     """The whole trace (about 25 s here; bench/sim_RESULTS.md has the figures)."""
@@ -140,6 +144,7 @@ def test_full_demo(tmp_path: Path) -> None:
     assert held["userLimit"] > 0 and held["groupLimit"] > 0 and held["queueLimit"] > 0
 
 
+@pytest.mark.slow
 def test_serve_keeps_the_api_up_until_interrupted(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

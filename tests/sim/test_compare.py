@@ -162,6 +162,7 @@ def test_comparison_of_two_replays_and_its_json() -> None:
     assert u2["a"]["neverStarted"] == 1 and u2["a"]["rejected"] == 0
 
 
+@pytest.mark.slow
 def test_simulate_compare_lists_as_many_rows_as_users_says(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = """\

@@ -280,6 +280,7 @@ rows = st.lists(st.tuples(st.integers(0, 60), st.integers(1, 50), st.integers(1,
                           st.sampled_from(["u1", "u2"])), min_size=1, max_size=12)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(jobs=rows, style=st.sampled_from(["Soft", "Hard"]), timeout=st.integers(5, 120))
 def test_gangs_never_hold_more_than_the_cluster_and_every_job_ends(

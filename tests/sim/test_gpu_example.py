@@ -24,6 +24,7 @@ def _data(name: str) -> str:
     return resources.files("quotactor.sim").joinpath("data", name).read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_the_readme_gpu_example_reports_gpus(tmp_path) -> None:
     cluster_file = tmp_path / "cluster.yaml"

@@ -83,6 +83,7 @@ def test_ctrl_c_during_the_second_replay_keeps_the_first_results(
     assert (out / "a-a" / "report.json").is_file()
 
 
+@pytest.mark.slow
 def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     # `quotactor demo ... | head -0`: the reader is gone before the first line is written.
     read_end, write_end = os.pipe()

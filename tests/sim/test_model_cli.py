@@ -43,6 +43,7 @@ def inputs(tmp_path: Path) -> tuple[Path, Path]:
     return quotas, jobs
 
 
+@pytest.mark.slow
 def test_simulate_elastic_on_a_small_trace(tmp_path: Path, inputs: tuple[Path, Path],
                                            capsys: pytest.CaptureFixture[str]) -> None:
     quotas, jobs = inputs
@@ -89,6 +90,7 @@ def test_a_bad_quota_file_is_one_line_and_exit_2(
     assert err.startswith(f"quotactor simulate: {bad}:") and err.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_demo_elastic_on_a_truncated_trace(tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "demo"
@@ -111,6 +113,7 @@ TREE = {"kind": "QuotaTree", "metadata": {"name": "lab"}, "spec": {
         "web": {"parent": "lab", "hard": "true", "quota": {"cpu": "4"}}}}}
 
 
+@pytest.mark.slow
 def test_simulate_quotatree_on_a_small_trace(tmp_path: Path, inputs: tuple[Path, Path],
                                              capsys: pytest.CaptureFixture[str]) -> None:
     _, jobs = inputs
@@ -130,6 +133,7 @@ def test_simulate_quotatree_on_a_small_trace(tmp_path: Path, inputs: tuple[Path,
     assert (out / "quota-groups.png").stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_demo_quotatree_on_a_truncated_trace(tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "demo"

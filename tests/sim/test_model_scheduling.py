@@ -123,6 +123,7 @@ def workloads(draw: st.DrawFn, top_priority: int = 2) -> tuple[ClusterSpec, list
     return cluster, jobs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(MODELS))
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(drawn=workloads())
@@ -178,6 +179,7 @@ def same_as_trying_everything(kind: str, cluster: ClusterSpec, jobs: list[Job]) 
         (o.job_id, o.state, o.runs, o.held) for o in eager.outcomes]
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(drawn=workloads())
 def test_remembered_elastic_refusals_start_what_trying_everything_would(
@@ -185,6 +187,7 @@ def test_remembered_elastic_refusals_start_what_trying_everything_would(
     same_as_trying_everything("elastic", *drawn)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(drawn=workloads(top_priority=0))
 def test_remembered_tree_refusals_start_what_trying_everything_would(

@@ -86,6 +86,7 @@ def test_swf_gzip_file_and_format_detection(tmp_path: Path) -> None:
     assert len(load_workload(str(odd)).jobs) == 1
 
 
+@pytest.mark.slow
 def test_bundled_trace_reads_completely() -> None:
     from importlib.resources import files
 

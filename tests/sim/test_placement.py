@@ -75,6 +75,7 @@ def unit_nodes(processors: int) -> ClusterSpec:
     return uniform_cluster(processors, {"vcore": "1"})
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_node_shape_does_not_change_the_starts_of_a_real_trace() -> None:
     # The NASA log on half its machine: jobs queue for processors, so starts depend on how
@@ -87,6 +88,7 @@ def test_node_shape_does_not_change_the_starts_of_a_real_trace() -> None:
     assert big.everybody.mean_wait == small.everybody.mean_wait
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_placed_task_by_task_the_shapes_differ() -> None:
     # The check above can fail: placed ask by ask, unit nodes let jobs start in part.
@@ -107,6 +109,7 @@ jobs_strategy = st.lists(
     min_size=1, max_size=25)
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=jobs_strategy, processors=st.integers(4, 10), limits=st.booleans())
 def test_any_workload_starts_alike_on_both_shapes(

@@ -86,6 +86,7 @@ def assert_balanced(result: SimulationResult, books: dict[str, Any]) -> None:
         assert not series.values[-1] and series.running[-1] == 0
 
 
+@pytest.mark.slow
 def test_same_seed_same_report() -> None:
     workload_text = "synthetic:jobs=300,users=8,groups=2,seed=11,interarrival=30,max_tasks=32"
     cluster = uniform_cluster(4, {"vcore": "16"})
@@ -97,6 +98,7 @@ def test_same_seed_same_report() -> None:
     assert other.outcomes != first.outcomes
 
 
+@pytest.mark.slow
 def test_every_job_ends_and_the_books_balance() -> None:
     workload = synthetic("synthetic:jobs=400,users=10,groups=3,seed=3,interarrival=20,"
                          "max_tasks=64,duration=1200")
@@ -246,6 +248,7 @@ def test_parallel_jobs_placed_whole_never_deadlock() -> None:
 
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_no_job_is_left_waiting_on_a_limit_nothing_holds_any_more() -> None:
     """The whole NASA trace under tight limits: every job that can ever run does. (A waiting

@@ -277,6 +277,7 @@ def _many_groups() -> SimulationResult:
     return _replay(workload, cluster, config)
 
 
+@pytest.mark.slow
 def test_every_figure_has_one_legend_with_the_top_series_and_others() -> None:
     import matplotlib.pyplot as plt
 
@@ -322,6 +323,7 @@ def test_bands_spread_from_the_10th_to_the_90th_percentile_of_the_time() -> None
     assert means == [0.0, 4.0] and lows == [0.0, 4.0]
 
 
+@pytest.mark.slow
 def test_reports_do_not_import_matplotlib() -> None:
     code = ("import sys, quotactor.sim.cli, quotactor.sim.reports.report, "
             "quotactor.sim.reports.summary; assert 'matplotlib' not in sys.modules")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from quotactor.scheduler import Scheduler, VirtualClock
 from quotactor.sim.inputs.cluster import uniform_cluster
@@ -28,6 +29,7 @@ partitions:
 """
 
 
+@pytest.mark.slow
 def test_scheduler_and_usage_endpoints_after_a_replay() -> None:
     workload = generate(parse_synthetic("synthetic:jobs=40,users=3,seed=4"))
     with Scheduler.start(CONFIG, clock=VirtualClock()) as scheduler:

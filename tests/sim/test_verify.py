@@ -364,12 +364,14 @@ _FULL = _workload([(0, 0, 1, 1, 1, 0, 0)] * 3)
 """Three jobs of 1 vcore at once: on 2 vcore the third must wait, whatever the quotas say."""
 
 
+@pytest.mark.slow
 @_RANDOM
 @given(_runs("yunikorn"))
 def test_the_yunikorn_replay_keeps_every_invariant_on_random_workloads(run: Run) -> None:
     assert [str(v) for v in verify(_replay(*run))] == []
 
 
+@pytest.mark.slow
 @_RANDOM
 @given(_runs("elastic"))
 @example(("elastic", ELASTIC_DEFAULT, _FULL, _cluster(1, 2), False, "dense", "whole"))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from quotactor.scheduler import Scheduler, VirtualClock
 from quotactor.sim.fmt import humanize, resources_text
 from quotactor.sim.inputs.cluster import uniform_cluster
@@ -109,6 +111,7 @@ def test_bucketing_gives_time_weighted_means_and_maxima() -> None:
     assert means == [2.0, 0.0, 0.0, 2.0] and tops == [3, 0.0, 0.0, 2]
 
 
+@pytest.mark.slow
 def test_held_users_are_ranked_by_time_held_back_and_plots_are_written(tmp_path) -> None:
     from quotactor.sim.reports.plots import plot_all, plot_comparison, top_held_users
 

@@ -12,6 +12,7 @@ from quotactor.sweep import runner
 pytestmark = pytest.mark.timeout(240)
 
 
+@pytest.mark.slow
 def test_a_sweep_writes_tables_summary_and_plots(tiny_sweep: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     out = tiny_sweep.parent / "out"

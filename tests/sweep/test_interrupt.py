@@ -28,6 +28,7 @@ def _as_foreground_job() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@pytest.mark.slow
 def test_sigint_keeps_finished_points_and_exits_130(tmp_path: Path) -> None:
     sweep = tmp_path / "slow.yaml"
     sweep.write_text(SLOW, encoding="utf-8")

@@ -115,6 +115,7 @@ def test_an_invalid_tree_quota_is_listed_and_skipped(tmp_path: Path) -> None:
     assert [p.values for p in grid.invalid] == [(("a_quota", -1),)]
 
 
+@pytest.mark.slow
 def test_the_process_pool_gives_the_rows_of_one_process(tmp_path: Path) -> None:
     path = _sweep(tmp_path, "elastic", ELASTIC,
                   "  b_max:\n    path: '[1].spec.max.cpu'\n    values: [16, 24, 32]\n")
@@ -143,6 +144,7 @@ def test_replay_options_are_the_yunikorn_models(tmp_path: Path) -> None:
         load_sweep(path)
 
 
+@pytest.mark.slow
 def test_ray_gives_the_rows_of_one_process(local_ray: None, tmp_path: Path) -> None:
     path = _sweep(tmp_path, "quotatree", TREE,
                   "  a_quota:\n    path: spec.nodes.group-a.quota.cpu\n    values: [4, 16]\n")
@@ -151,6 +153,7 @@ def test_ray_gives_the_rows_of_one_process(local_ray: None, tmp_path: Path) -> N
     assert on_ray.ran == 2 and on_ray.rows == serial.rows
 
 
+@pytest.mark.slow
 def test_the_bundled_nasa_files_are_the_base_of_builtin_configs() -> None:
     for model, path in (("elastic", "[0].spec.max.cpu"),
                         ("quotatree", "spec.nodes.normal.quota.cpu")):

@@ -60,6 +60,7 @@ def test_rows_are_params_then_figures_in_grid_order(serial_rows: list[dict[str, 
     assert by[(16, 6)]["held_user"] <= by[(8, 6)]["held_user"]
 
 
+@pytest.mark.slow
 def test_the_process_pool_gives_identical_rows(tiny_sweep: Path,
                                                serial_rows: list[dict[str, object]]) -> None:
     outcome = run_sweep(load_sweep(tiny_sweep), tiny_sweep.parent / "out", workers=2,
@@ -68,6 +69,7 @@ def test_the_process_pool_gives_identical_rows(tiny_sweep: Path,
     assert _read(tiny_sweep.parent / "out" / "results.jsonl") == serial_rows
 
 
+@pytest.mark.slow
 def test_ray_gives_identical_rows(local_ray: None, tiny_sweep: Path,
                                   serial_rows: list[dict[str, object]]) -> None:
     import ray
@@ -181,6 +183,7 @@ def test_every_point_runs_on_every_workload(tmp_path: Path) -> None:
     assert len(outcome.invalid) == 8
 
 
+@pytest.mark.slow
 def test_ray_puts_each_workload_in_the_object_store_once(
         local_ray: None, tiny_sweep: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import ray
