@@ -359,57 +359,17 @@ def test_a_held_batch_leaves_its_emptied_trackers_idle_for_the_manager_to_retire
 
 
 @pytest.mark.timeout(60)
-def test_an_idle_batch_decides_every_item_in_one_core_call_each(
-    start_ugm: Any, monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Every tracker idle: the whole batch is decided held, by one compiled core call
-    (`decide_held`, the path the fault-injection batches of test_faults.py go through), which
-    decides each item by one `increase_both` or `decrease_both`, and no group message is
-    sent."""
-    import quotactor.actors.batch as batch
-    import quotactor.core.tracker as tracker
-    from quotactor import core
-
-    batches: list[int] = []
-    original = batch.decide_held
-    monkeypatch.setattr(batch, "decide_held", lambda items, *a: (
-        batches.append(len(items)), original(items, *a))[1])
-    calls: list[str] = []
-    if not core.compiled:  # compiled, `decide_held` calls them directly: not patchable
-        for name in ("increase_both", "decrease_both"):
-            step = getattr(tracker, name)
-            monkeypatch.setattr(tracker, name, lambda *a, _o=step, _n=name: (
-                calls.append(_n), _o(*a))[1])
-    monkeypatch.setattr(batch, "decide", lambda *a: pytest.fail("decided by messages"))
-    ugm: UserGroupManager = start_ugm(TWO_GROUPS)
-    adds = [UsageIncrease("root.a", f"{u.user}-{i}", {"m": 1}, u)
-            for i in range(2) for u in (SUE, BOB, OPS)]
-    assert _off_main(lambda: ugm.apply_batch(adds)) == [ACCEPTED] * 6
-    _off_main(lambda: ugm.apply_batch([
-        UsageDecrease(c.queue_path, c.application_id, c.usage, c.user, True) for c in adds]))
-    assert batches == [6, 6]
-    if not core.compiled:
-        assert calls == ["increase_both"] * 6 + ["decrease_both"] * 6
-    _drained(ugm)
-
-
-@pytest.mark.timeout(60)
-def test_a_batch_takes_its_turn_at_a_group_another_batch_holds_instead_of_messaging_it(
-    start_ugm: Any, monkeypatch: pytest.MonkeyPatch, held_by_another_batch: Any,
-    turn_queued: threading.Event,
+def test_a_batch_takes_its_turn_at_a_group_another_batch_holds(
+    start_ugm: Any, held_by_another_batch: Any, turn_queued: threading.Event,
 ) -> None:
     """Another caller's batch holds group dev: this batch decides olga's items (group ops) at
-    once, then waits for dev's turn and decides sue's items holding dev, in her order, with no
-    group message (the messages' path, `decide`, is never taken); counts stay true and
-    everything drains."""
-    from quotactor.actors import batch as batch_module
+    once, then waits for dev's turn and decides sue's items in her order once dev is let go;
+    counts stay true and everything drains."""
     from quotactor.actors.runtime import idle
 
     ugm: UserGroupManager = start_ugm(TWO_GROUPS)
     assert ugm.increase_tracked_resource("root.a", "sue-0", {"m": 1}, SUE)
     dev = ugm._manager.groups["dev"]  # type: ignore[union-attr]
-    messaged: list[Any] = []
-    monkeypatch.setattr(batch_module, "decide", lambda *args: messaged.append(args))
     holder, release = held_by_another_batch([dev])
     with ThreadPoolExecutor(1) as executor:
         waiting = executor.submit(ugm.apply_batch, [
@@ -425,7 +385,6 @@ def test_a_batch_takes_its_turn_at_a_group_another_batch_holds_instead_of_messag
         assert holder.result(WAIT) == [0]
         results = waiting.result(WAIT)
     assert [None if r is None else r.ok for r in results] == [True, True, None, False]
-    assert messaged == []
     assert ugm.get_user_resources("sue") == {"m": 3}
     assert ugm.get_group_resources("dev") == {"m": 3}
     assert idle(dev)
@@ -436,14 +395,13 @@ def test_a_batch_takes_its_turn_at_a_group_another_batch_holds_instead_of_messag
 
 @pytest.mark.timeout(120)
 def test_batches_taking_turns_at_each_others_groups_keep_every_invariant(
-    start_ugm: Any, run_concurrently: Any, monkeypatch: pytest.MonkeyPatch,
+    start_ugm: Any, run_concurrently: Any, shaken: None,
 ) -> None:
     """Six callers' batches over users of four groups (each batch names several, in random
     order): they wait for each other's groups in turn, in one order, so none waits for ever
-    (the test's timeout), none falls back to messages (its deadline is never reached), and at
-    the end every user's and group's usage is the sum of its live allocations, no limit is
-    exceeded, and nothing is left claimed or in flight."""
-    from quotactor.actors import batch as batch_module
+    (the test's timeout) and every item is answered, and at the end every user's and group's
+    usage is the sum of its live allocations, no limit is exceeded, and nothing is left
+    claimed or in flight."""
     from quotactor.actors.runtime import idle
 
     groups = [f"g{i}" for i in range(4)]
@@ -451,10 +409,6 @@ def test_batches_taking_turns_at_each_others_groups_keep_every_invariant(
                                  L(groups=tuple(groups), max_resources={"m": 80})]})
     ugm = start_ugm(table)
     users = [UserGroup(f"u{i}", [groups[i % 4]]) for i in range(16)]
-    messaged: list[Any] = []
-    decide = batch_module.decide
-    monkeypatch.setattr(batch_module, "decide",
-                        lambda *args: messaged.append(args) or decide(*args))
     held: list[dict[str, int]] = [{} for _ in range(6)]
 
     def worker(seed: int) -> None:
@@ -484,7 +438,6 @@ def test_batches_taking_turns_at_each_others_groups_keep_every_invariant(
     for g in groups:
         want = sum(h.get(u.user, 0) for h in held for u in users if u.groups[0] == g)
         assert (ugm.get_group_resources(g) or {}).get("m", 0) == want <= 80
-    assert messaged == []
     assert ugm.stats()["inflight"] == 0
     manager = ugm._manager
     assert all(idle(ref) for ref in [manager, *manager.users.values(), *manager.groups.values()])

@@ -362,7 +362,7 @@ def test_main_thread_calls_run_on_the_relay_unless_the_host_opts_out(
 
 
 def test_a_ticket_raced_by_both_sides_has_exactly_one_winner() -> None:
-    """The lock-free ticket: whatever the interleaving, one of take/abandon wins, never both
+    """A ticket raced by both sides: whatever the interleaving, one of take/abandon wins, never both
     or neither (workers through futures, every result collected)."""
     tickets = [Ticket() for _ in range(2000)]
     start = threading.Barrier(2)

@@ -6,6 +6,7 @@ and leaves nothing claimed."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -13,7 +14,6 @@ from typing import Any, TypeVar
 import pytest
 
 from quotactor import UsageDecrease, UsageIncrease, UserGroup
-from quotactor.actors import batch as batch_module
 from quotactor.actors.runtime import idle
 from quotactor.core.decision import Decision
 from quotactor.core.limits import LimitEntry as L
@@ -32,31 +32,24 @@ def _off_main(fn: Callable[[], T]) -> T:
         return executor.submit(fn).result(WAIT)
 
 
-def _watch(monkeypatch: pytest.MonkeyPatch, name: str) -> threading.Event:
-    """An event set when `batch.<name>` is called (the call then goes on as before)."""
-    called = threading.Event()
-    real = getattr(batch_module, name)
-
-    def watched(*args: Any) -> Any:
-        called.set()
-        return real(*args)
-
-    monkeypatch.setattr(batch_module, name, watched)
-    return called
+def _until(happened: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + WAIT
+    while not happened():
+        assert time.monotonic() < deadline
 
 
 def _answered_once_let_go(
     ugm: UserGroupManager, size: int,
     hold: Callable[[list[Any]], tuple[Future[list[int]], threading.Event]], busy: Any,
-    messaged: threading.Event,
+    waits: Callable[[], bool],
 ) -> Decision:
     """sue's increase of `size` (app sue-1), sent while another batch holds `busy`, a tracker
-    it needs: it sends its message (`messaged`), holding nothing but, when the group is the
-    busy one, sue; has no answer until that batch lets go, then has one."""
+    it needs: once it `waits` (holding nothing but, when the group is the busy one, sue), it
+    has no answer until that batch lets go, then has one."""
     holder, release = hold([busy])
     with ThreadPoolExecutor(1) as executor:
         waiting = executor.submit(ugm.decide_increase, "root.a", "sue-1", {"m": size}, SUE)
-        assert messaged.wait(WAIT)
+        _until(waits)
         assert not waiting.done()
         assert not idle(busy) and not idle(ugm._manager.users["sue"])  # type: ignore[union-attr]
         release.set()
@@ -80,17 +73,9 @@ def _nothing_left(ugm: UserGroupManager) -> None:
 
 
 @pytest.mark.timeout(60)
-def test_idle_trackers_decide_a_single_call_held_without_a_message(
-    start_ugm: Any, monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """With its user and group idle (and for a user of no group), a single call is decided on
-    the caller's thread holding them: no message to either, refusals as the limits say."""
-    monkeypatch.setattr(batch_module, "decide", lambda *a: pytest.fail("group messaged"))
-    monkeypatch.setattr(batch_module, "call", lambda *a: pytest.fail("user messaged"))
-    held: list[int] = []
-    decide_held = batch_module.decide_held
-    monkeypatch.setattr(batch_module, "decide_held",
-                        lambda items, *a: held.append(len(items)) or decide_held(items, *a))
+def test_single_calls_with_idle_trackers_answer_as_the_limits_say(start_ugm: Any) -> None:
+    """With its user and group idle (and for a user of no group), a single call is answered
+    at once, refused as the limits say, and leaves every tracker idle."""
     ugm: UserGroupManager = start_ugm(DEV)
 
     def calls() -> list[Any]:
@@ -105,24 +90,24 @@ def test_idle_trackers_decide_a_single_call_held_without_a_message(
         ]
 
     assert _off_main(calls) == [True, False, True, None, {"m": 6}, {"m": 40}, None, None]
-    assert held == [1] * 5  # each call, decided held
     _nothing_left(ugm)
 
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize(("size", "accepted"), [(3, True), (10, False)])
 def test_a_single_call_messages_a_busy_group_holding_its_user(
-    size: int, accepted: bool, start_ugm: Any, monkeypatch: pytest.MonkeyPatch,
-    held_by_another_batch: Any, turn_queued: threading.Event,
+    size: int, accepted: bool, start_ugm: Any, held_by_another_batch: Any,
+    turn_queued: threading.Event,
 ) -> None:
-    """Another caller's batch holds group dev: the call holds sue and asks dev by message
-    (never waiting for dev's turn), and is answered once dev is let go: both sides changed,
-    or, refused by dev's limit, neither."""
+    """Another caller's batch holds group dev: the call, holding sue, is answered once dev is
+    let go (never waiting for dev's turn): both sides changed, or, refused by dev's limit,
+    neither."""
     ugm: UserGroupManager = start_ugm(DEV)
     assert ugm.increase_tracked_resource("root.a", "sue-0", {"m": 1}, SUE)
     dev = ugm._manager.groups["dev"]  # type: ignore[union-attr]
+    sue = ugm._manager.users["sue"]  # type: ignore[union-attr]
     decision = _answered_once_let_go(
-        ugm, size, held_by_another_batch, dev, _watch(monkeypatch, "decide"))
+        ugm, size, held_by_another_batch, dev, lambda: not idle(sue))
     assert decision.ok is accepted
     assert not turn_queued.is_set()
     total = {"m": 1 + size} if accepted else {"m": 1}
@@ -135,17 +120,16 @@ def test_a_single_call_messages_a_busy_group_holding_its_user(
 
 
 @pytest.mark.timeout(60)
-def test_a_single_call_for_a_busy_user_is_a_message_to_its_tracker(
-    start_ugm: Any, monkeypatch: pytest.MonkeyPatch, held_by_another_batch: Any,
+def test_a_single_call_for_a_busy_user_is_answered_when_its_tracker_runs_again(
+    start_ugm: Any, held_by_another_batch: Any,
 ) -> None:
-    """Another caller's batch holds sue's tracker: the call sends it the item as a message
-    (holding nothing) and is answered when the tracker runs again; then a removal takes all
-    of it back."""
+    """Another caller's batch holds sue's tracker: the call is answered when the tracker runs
+    again; then a removal takes all of it back."""
     ugm: UserGroupManager = start_ugm(DEV)
     assert ugm.increase_tracked_resource("root.a", "sue-0", {"m": 1}, SUE)
     sue = ugm._manager.users["sue"]  # type: ignore[union-attr]
     assert _answered_once_let_go(
-        ugm, 4, held_by_another_batch, sue, _watch(monkeypatch, "call")).ok
+        ugm, 4, held_by_another_batch, sue, lambda: ugm.stats()["inflight"] == 1).ok
     assert ugm.get_group_resources("dev") == {"m": 5}
     assert ugm.increase_tracked_resource("root.a", "bob-1", {"m": 6}, BOB) is False
     for app, size in (("sue-0", 1), ("sue-1", 4)):
