@@ -426,6 +426,12 @@ class Scheduler:
         with self._lock:
             return whole.plan(self._partition(partition).nodes, sizes) is not None
 
+    def room_for(self, size: Resource, *, partition: str = DEFAULT_PARTITION) -> int:
+        """How many asks of `size` could be placed on the partition's nodes at once now,
+        limits aside: `has_room` answers True for that many asks of `size`, and no more."""
+        with self._lock:
+            return whole.room_for(self._partition(partition).nodes, size)
+
     def why_pending(self, application_id: str, *,
                     partition: str = DEFAULT_PARTITION) -> Wait | None:
         """What holds back the application's first waiting ask (None: nothing waits).

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quotactor.core.resources import Resource
+from quotactor.scheduler.booking import whole
 from quotactor.scheduler.objects.allocation import Allocation
 from quotactor.scheduler.objects.node import Node, NodeSet, NodeSortPolicy
 
@@ -184,3 +185,16 @@ def test_the_index_answers_as_a_pass_over_every_node(steps: list[tuple[Any, ...]
         assert nodes.free_room("app") == _room(nodes, "app")
         for size in [*_SIZES, Resource()]:
             assert nodes.find_fit(size) is _first_fit(nodes, size)
+        for owner in ("", "app"):
+            _check_room_for(nodes, owner)
+
+
+def _check_room_for(nodes: NodeSet, owner: str) -> None:
+    """`room_for` counts exactly the asks of one size that `plan` can place at once."""
+    for size in _SIZES:
+        room = whole.room_for(nodes, size, owner)
+        assert room == 0 or whole.plan(nodes, [size] * room, owner) is not None
+        assert whole.plan(nodes, [size] * (room + 1), owner) is None
+    nothing = whole.room_for(nodes, Resource(), owner)
+    assert nothing in (0, 1 << 30)
+    assert (whole.plan(nodes, [Resource()] * 3, owner) is not None) == (nothing > 0)

@@ -13,12 +13,12 @@ were placed in between, which is what keeps the two paths' answers alike.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from quotactor.core.resources import Resource
 from quotactor.scheduler.objects.node import Node, NodeSet
 
-__all__ = ["free_room", "plan"]
+__all__ = ["free_room", "plan", "room_for"]
 
 
 def _usable(nodes: NodeSet, node: Node, owner: str) -> bool:
@@ -37,10 +37,25 @@ def free_room(nodes: NodeSet, owner: str = "") -> Resource:
     return nodes.free_room(owner)
 
 
-def _how_many(size: Resource, room: dict[str, int]) -> int:
-    """How many asks of `size` fit in `room` (a large number for a size asking nothing)."""
+def _how_many(size: Resource, room: Mapping[str, int]) -> int:
+    """How many asks of `size` fit in `room` (a large number for a size asking nothing; none
+    where `room` is negative, on a node shrunk below what it holds)."""
     counts = [room.get(name, 0) // quantity for name, quantity in size.items() if quantity > 0]
-    return min(counts) if counts else 1 << 30
+    return max(0, min(counts)) if counts else 1 << 30
+
+
+def room_for(nodes: NodeSet, size: Resource, owner: str = "") -> int:
+    """How many asks of `size` could be placed at once on the nodes application `owner` may
+    use: `plan` places asks all of this size exactly when there are at most this many (a size
+    asking nothing: a large number, or 0 with no usable node)."""
+    if not any(quantity > 0 for quantity in size.values()):
+        usable = any(_usable(nodes, node, owner) for node in nodes.ordered())
+        return 1 << 30 if usable else 0
+    total = 0
+    for node in nodes.ordered_with_room():
+        if _usable(nodes, node, owner):
+            total += _how_many(size, node.available)
+    return total
 
 
 def plan(nodes: NodeSet, sizes: Sequence[Resource], owner: str = "") -> list[Node] | None:

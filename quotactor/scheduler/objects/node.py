@@ -243,6 +243,13 @@ class NodeSet:
         for _, node_id in self._order:
             yield nodes[node_id]
 
+    def ordered_with_room(self) -> Iterator[Node]:
+        """The nodes with some room left (a positive quantity available), in sorting order: the
+        only nodes where an ask of a positive quantity can fit."""
+        nodes = self.nodes
+        for _, node_id in self._with_room:
+            yield nodes[node_id]
+
     def known_unfit(self, resource: Resource) -> bool:
         """Whether `resource` already found no node since capacity was last freed."""
         return resource in self._unfit

@@ -48,6 +48,22 @@ class _Held:
         self.total = total
 
 
+class _SizeSet:
+    """The jobs held by a limit whose asks still to place have the same sizes, and whether
+    the nodes had room for those asks at the last look."""
+
+    __slots__ = ("count", "jobs", "one_size", "room", "sizes")
+
+    def __init__(self, sizes: Sizes) -> None:
+        self.sizes = sizes
+        self.count = len(sizes)
+        first = sizes[0] if sizes else None
+        self.one_size = first if all(size == first for size in sizes) else None
+        """The size every ask asks, when they all ask the same (most jobs' asks are alike)."""
+        self.jobs: dict[str, None] = {}
+        self.room = False
+
+
 class Counterfactual:
     """Tells the recorder what holds each limit-held job back, by the counterfactual."""
 
@@ -59,8 +75,10 @@ class Counterfactual:
         self._recorder = recorder
         self._queue_max = queue_max
         self._held: dict[str, _Held] = {}
-        self._by_sizes: dict[Sizes, dict[str, None]] = {}
-        self._room: dict[Sizes, bool] = {}
+        self._by_sizes: dict[Sizes, _SizeSet] = {}
+        self._room_for: dict[Resource, int] = {}
+        """How many asks of a size the nodes could take at once, asked once per cycle for all
+        the jobs whose asks are all of that size."""
         self._read: dict[tuple[str, str], dict[str, Resource]] = {}
         """Usage by queue path of users, groups (and queues, by kind "queue"), read once per
         cycle: usage only changes between cycles."""
@@ -72,12 +90,12 @@ class Counterfactual:
         self.forget(job_id)
         entry = _Held(kind, owner, sizes, user, group, queue)
         self._held[job_id] = entry
-        jobs = self._by_sizes.get(sizes)
-        if jobs is None:
-            jobs = self._by_sizes[sizes] = {}
-            self._room[sizes] = self._has_room(sizes)
-        jobs[job_id] = None
-        self._charge(job_id, entry, now, self._room[sizes])
+        alike = self._by_sizes.get(sizes)
+        if alike is None:
+            alike = self._by_sizes[sizes] = _SizeSet(sizes)
+            alike.room = self._has_room(alike)
+        alike.jobs[job_id] = None
+        self._charge(job_id, entry, now, alike.room)
 
     def forget(self, job_id: str) -> None:
         """The job is no longer held by a limit (it started, ended or waits for another
@@ -85,25 +103,33 @@ class Counterfactual:
         entry = self._held.pop(job_id, None)
         if entry is None:
             return
-        jobs = self._by_sizes[entry.sizes]
-        del jobs[job_id]
-        if not jobs:
-            del self._by_sizes[entry.sizes], self._room[entry.sizes]
+        alike = self._by_sizes[entry.sizes]
+        del alike.jobs[job_id]
+        if not alike.jobs:
+            del self._by_sizes[entry.sizes]
 
     def refresh(self, now: float) -> None:
         """Room may have come or gone: re-charge the jobs whose answer changed. Called once
         per scheduling cycle, after its waits were reported."""
-        for sizes, jobs in self._by_sizes.items():
-            room = self._has_room(sizes)
-            if room == self._room[sizes]:
+        for alike in self._by_sizes.values():
+            room = self._has_room(alike)
+            if room == alike.room:
                 continue
-            self._room[sizes] = room
-            for job_id in jobs:
+            alike.room = room
+            for job_id in alike.jobs:
                 self._charge(job_id, self._held[job_id], now, room)
         self._read.clear()
+        self._room_for.clear()
 
-    def _has_room(self, sizes: Sizes) -> bool:
-        return self._scheduler.has_room(sizes, partition=self._partition)
+    def _has_room(self, alike: _SizeSet) -> bool:
+        size = alike.one_size
+        if size is None:
+            return self._scheduler.has_room(alike.sizes, partition=self._partition)
+        room = self._room_for.get(size)
+        if room is None:
+            room = self._room_for[size] = self._scheduler.room_for(
+                size, partition=self._partition)
+        return alike.count <= room
 
     def _charge(self, job_id: str, entry: _Held, now: float, room: bool) -> None:
         if not room:
