@@ -38,13 +38,9 @@ def holding(actors: Sequence[Actor[Any]], work: Callable[[list[int]], T]) -> T:
     `work` then gets no position, and the caller sends every message.
 
     `work` runs the held actors' steps as their handlers would, and may wait only on actors
-    whose handlers never wait: their holders wait on nothing, or only for a later turn in
-    `holding_in_order`'s order, which ends (see there), so no cycle can form. A
-    release runs the messages that arrived for an actor meanwhile on this thread when its
-    handlers never wait (another batch's group changes: their sender is waiting, and a hand-off
-    to the pool would cost it a thread switch more), as `_handle_inline` does; otherwise (its
-    handlers may wait, and this thread still holds the actors released after it) it hands the
-    actor to its pool.
+    whose handlers never wait (invariants 6, 7). A release runs the messages that arrived for
+    an actor meanwhile on this thread when its handlers never wait, as `_handle_inline` does;
+    otherwise it hands the actor to its pool (invariant 3).
     """
     held: list[int] = []
     if _guarded():
@@ -85,17 +81,9 @@ def holding_in_order(
     handed over by `deadline` (`time.monotonic()`) or is stopped, and on the main thread.
 
     A busy actor's turn is a `_Handover` queued in its inbox: its holder, letting go, runs what
-    was sent before it, then hands the claim over (the waiter's wait ends without a claim being
-    released and won again). Why every wait ends (no deadlock): a thread waits here while it
-    holds user trackers and the actors of `actors` before the one it waits for, never others;
-    whoever holds an actor of `actors` either never waits while holding it (a handler that
-    never waits, `holding`'s work, a known-user call) or is a caller of this, waiting for an
-    actor later in the order. A cycle of waits would need someone to wait for an actor earlier
-    than one it holds, and nobody waits for a user tracker while holding one of `actors`. So
-    the chain of waits ends at a holder that does not wait, and `work` may wait only as a
-    handler may (invariant 7). A waiter that gives up (`deadline`) abandons its turn; if the
-    holder took it first, the claim is already on its way and the waiter takes it. Never on the
-    main thread (invariant 2), so no interrupt lands between a claim and its release.
+    was sent before it, then hands the claim over. Every such wait ends (invariant 7); `work`
+    may wait only as a handler may. A waiter that gives up at `deadline` abandons its turn,
+    unless the holder took it first (invariant 9): then it takes the claim on its way.
     """
     if _guarded():
         return BUSY

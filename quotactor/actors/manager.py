@@ -7,27 +7,16 @@ sender then delivers (a batch's sender decides the items of the idle trackers it
 them and their groups: `quotactor.actors.batch`). Trackers answer the sender. It runs on the
 pooled runtime, so an idle manager routes on the sender's own thread.
 
-Retirement (the seed's "unlink race"), lazy: the manager counts, per tracker, the operations it
-has routed there (`routed`; the counts live on the tracker's state, `TrackerState`, where the
-compiled route and batch decisions update them); a tracker counts those it has handled
-(`handled`) and, whenever an operation leaves it empty with every routed operation handled,
-records that count (`idle_at`, written under its claim, before the claim is released). A
-tracker with `idle_at == routed` is idle: empty, nothing on its way to it, and it stays so
-until the manager routes to it again. Only the manager retires trackers, and only idle ones:
-then no update can be on its way to it, and every later update is routed to a fresh (or
-revived) tracker, so nothing is lost or counted twice. It does so lazily, when an answer
-depends on it and never per operation: a tracker that becomes idle adds itself to the set
-`idle` (one atomic `set.add`; a tracker is there once however often it empties), and a sweep
-(`_sweep`) pops that set and retires those still idle, a step per tracker emptied since the
-last sweep. `Stats` and the snapshots of every user or group sweep first, a snapshot of one
-retires that one if idle; an idle user's links (of starts it refused) are forgotten when the
-user is routed to or read again; and when a new tracker would make the listed ones of its kind
-outnumber those left by the last sweep by an eighth (at least `SWEEP_AT`), it sweeps
-(`_next_sweep`: the listed trackers never exceed those in use at the last sweep by more than an
-eighth, or `SWEEP_AT`). An emptied tracker that is used again before that costs a set `add`:
-no report, no retirement, no revival. The stop of a tracker evicted from the warm list is
-queued behind anything sent to it before, so pending reads are still answered. See
-`quotactor.actors.known` for why callers that skip the manager never touch a retired tracker.
+Retirement, lazy: only the manager retires trackers, and only idle ones (invariant 10 of
+docs/concurrency.md: every operation routed to it handled, the last one leaving it empty), so
+nothing is lost or counted twice; callers that skip the manager never touch a retired tracker
+(invariant 11). It does so when an answer depends on it, never per operation: a tracker that
+becomes idle adds itself to the set `idle`, and a sweep (`_sweep`) retires those still idle.
+`Stats` and the snapshots of every user or group sweep first, a snapshot of one retires that
+one if idle, and a new tracker that would make the listed ones of its kind outnumber those left
+by the last sweep by an eighth (at least `SWEEP_AT`) sweeps first (`_next_sweep`). The stop of
+a tracker evicted from the warm list is queued behind anything sent to it before, so pending
+reads are still answered.
 
 Group links: a route links a new application to its group before the tracker applies its
 start, and keeps the link until the tracker no longer runs it (a refused start, a removal

@@ -5,10 +5,8 @@ actor sends and another answers (the manager plans a read, the trackers answer t
 carries the `Reply` to answer on. Every routed tracker message carries the limit table it is to
 be judged under (a `Known` change reads the manager's, holding its tracker). The messages of
 every increase and decrease are tuples: named tuples between actors, immutable like the frozen
-dataclasses of the rest and three times cheaper to build (built with `tuple.__new__` on the hot
-loops: a named tuple's own `__new__` is a Python function), and plain tuples (told apart by
-their length) from the facade to the manager, cheaper still, which shows at tens of thousands
-of operations per second.
+dataclasses of the rest (built with `tuple.__new__` on the hot loops), and plain tuples (told
+apart by their length) from the facade to the manager.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Each actor has an inbox; a `WorkerPool` thread runs the actors that have messages, and a sender
 that finds an actor idle claims it and runs the handler on its own thread. The rules every
-change here keeps are the numbered invariants of docs/concurrency.md (1-8 are this module's);
+change here keeps are the numbered invariants of docs/concurrency.md (1-9 are this module's);
 the code cites them by number.
 """
 
