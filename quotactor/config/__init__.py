@@ -10,7 +10,7 @@ limits = limit_entries(config.partition("default"))  # {"root": (...), "root.a":
 from quotactor.config.entries import iter_queues, limit_entries
 from quotactor.config.errors import ConfigError
 from quotactor.config.frozen import FrozenMap
-from quotactor.config.loader import ConfigSource, load_config
+from quotactor.config.loader import ConfigSource, load_config, load_scheduler_config
 from quotactor.config.model import (
     ChildTemplate,
     Filter,
@@ -45,5 +45,6 @@ __all__ = [
     "iter_queues",
     "limit_entries",
     "load_config",
+    "load_scheduler_config",
     "validate",
 ]

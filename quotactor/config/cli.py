@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from quotactor.config.errors import ConfigError
-from quotactor.config.loader import load_config
+from quotactor.config.loader import load_scheduler_config
 
 __all__ = ["add_parser", "run_validate"]
 
@@ -35,7 +35,7 @@ def run_validate(args: argparse.Namespace, out: TextIO | None = None) -> int:
     all_valid = True
     for name in args.files:
         try:
-            load_config(Path(name), pause_collector=True)
+            load_scheduler_config(Path(name), pause_collector=True)
         except ConfigError as exc:
             all_valid = False
             for problem in exc.errors:

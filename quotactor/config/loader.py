@@ -58,6 +58,17 @@ def load_config(source: ConfigSource, *, pause_collector: bool = False) -> Sched
     return config
 
 
+def load_scheduler_config(source: ConfigSource, *, pause_collector: bool = False
+                          ) -> SchedulerConfig:
+    """`load_config`, for a config a scheduler is to run: one without a partition (an empty
+    document, say) is a `ConfigError` too, as a scheduler, `quotactor serve`, `simulate` and
+    `PUT /config` refuse it (YuniKorn's rule: at least one partition must be defined)."""
+    config = load_config(source, pause_collector=pause_collector)
+    if not config.partitions:
+        raise ConfigError(reason="the configuration has no partition", location="partitions")
+    return config
+
+
 def _build(text: str) -> tuple[SchedulerConfig, SourceFacts]:
     """Compose and build in a frame of their own, so the node tree is gone when it returns.
 

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse
 
-from quotactor.config import load_config
+from quotactor.config import load_scheduler_config
 from quotactor.rest.auth import require_admin
 from quotactor.rest.http.body import request_body
 from quotactor.rest.http.errors import ApiError
@@ -55,7 +55,7 @@ def validate_conf(body: Body) -> JSONResponse:
     from quotactor.config import ConfigError
 
     try:
-        load_config(body)
+        load_scheduler_config(body)
     except ConfigError as exc:
         return JSONResponse({"allowed": False, "reason": str(exc)})
     return JSONResponse({"allowed": True, "reason": ""})
