@@ -1,8 +1,9 @@
 """`quotactor serve`: the command-line entry to `Service` (registered by `quotactor.cli`).
 
 The process runs until SIGINT or SIGTERM, then stops everything it started and exits 0. It
-refuses to start (exit 2) on an invalid or unreadable config or token file, and exits 1 when
-it cannot listen on the address.
+refuses to start (exit 2) on an invalid or unreadable config or token file, or a certificate
+and key (`--tls-cert`, `--tls-key`: HTTPS) that do not load, each said in one line after
+`quotactor serve:`, and exits 1 when it cannot listen on the address.
 """
 
 from __future__ import annotations
@@ -60,6 +61,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                        help="largest request body accepted (default 1 MiB)")
     serve.add_argument("--watch-interval", type=float, default=2.0,
                        help="seconds between checks of the config file (0: do not watch)")
+    serve.add_argument("--tls-cert", type=Path,
+                       help="serve HTTPS with this certificate (PEM; with --tls-key)")
+    serve.add_argument("--tls-key", type=Path,
+                       help="the private key of --tls-cert (PEM)")
     serve.set_defaults(func=run)
 
 
@@ -68,10 +73,20 @@ def _token(path: Path | None, env: str) -> str | None:
         return os.environ.get(env, "").strip() or None
     if path.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO):
         log.warning("serve.token_file_readable_by_others", path=str(path))
-    token = path.read_text(encoding="utf-8").strip()
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: the token file is not UTF-8 text") from None
     if not token:
         raise ValueError(f"{path}: the token file is empty")
     return token
+
+
+def _os_error(exc: OSError) -> str:
+    """An `OSError` about a file as one line: the file, then why (no `[Errno N]`)."""
+    if exc.filename is None:
+        return exc.strerror or str(exc)
+    return f"{exc.filename}: {(exc.strerror or str(exc)).lower()}"
 
 
 def _tenant_selection(text: str) -> TenantSelection:
@@ -94,7 +109,12 @@ def run(args: argparse.Namespace) -> int:
         token = _token(args.admin_token_file, TOKEN_ENV)
         shim_token = _token(args.shim_token_file, SHIM_TOKEN_ENV)
         tenants = _tenant_selection(args.tenant_metrics)
-    except (OSError, ValueError) as exc:
+        if (args.tls_cert is None) != (args.tls_key is None):
+            raise ValueError("--tls-cert and --tls-key go together")
+    except OSError as exc:
+        print(f"quotactor serve: {_os_error(exc)}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
         print(f"quotactor serve: {exc}", file=sys.stderr)
         return 2
     if shim_token is None:
@@ -105,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
                           shim_token=shim_token, watch_interval=args.watch_interval,
                           scheduling_interval=args.scheduling_interval,
                           max_body_bytes=args.max_body_bytes,
-                          access_log=not args.no_access_log, tenants=tenants)
+                          access_log=not args.no_access_log, tenants=tenants,
+                          tls_cert=args.tls_cert, tls_key=args.tls_key)
     except ValueError as exc:
         print(f"quotactor serve: {exc}", file=sys.stderr)
         return 2
@@ -119,14 +140,14 @@ def run(args: argparse.Namespace) -> int:
         try:
             service.start()
         except ConfigError as exc:
-            print(f"{args.config}: {exc}", file=sys.stderr)
+            print(f"quotactor serve: {args.config}: {exc}", file=sys.stderr)
             return 2
         except ValueError as exc:  # an option out of range
             print(f"quotactor serve: {exc}", file=sys.stderr)
             return 2
         except OSError as exc:
             if exc.filename is not None:  # the config file, not the socket
-                print(f"quotactor serve: {exc}", file=sys.stderr)
+                print(f"quotactor serve: {_os_error(exc)}", file=sys.stderr)
                 return 2
             print(f"quotactor serve: cannot listen on {args.host}:{args.port}: {exc}",
                   file=sys.stderr)

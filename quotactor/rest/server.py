@@ -2,15 +2,18 @@
 
 uvicorn runs its own event loop in a daemon thread; the listening socket is bound here, on the
 caller's thread, so a port in use fails the call itself and `port=0` yields the real port at
-once. `start_rest_server` returns only when the server accepts requests.
+once. `start_rest_server` returns only when the server accepts requests. Given a certificate
+and its key, it speaks HTTPS (TLS), so a shim on another host does not send its token in clear.
 """
 
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 import uvicorn
 from fastapi import APIRouter
@@ -33,8 +36,8 @@ _STOP_TIMEOUT = 15.0
 class RestServer:
     """A running server: `url` (ends in `/ws/v1`), `port`, and an idempotent `stop()`."""
 
-    def __init__(self, server: uvicorn.Server, sock: socket.socket, thread: threading.Thread
-                 ) -> None:
+    def __init__(self, server: uvicorn.Server, sock: socket.socket, thread: threading.Thread,
+                 tls: bool = False) -> None:
         self._server = server
         self._socket = sock
         self._thread = thread
@@ -43,7 +46,7 @@ class RestServer:
         host, self.port = sock.getsockname()[:2]
         self.host: str = host
         shown = f"[{host}]" if ":" in host else host
-        self.url = f"http://{shown}:{self.port}{PREFIX}"
+        self.url = f"{'https' if tls else 'http'}://{shown}:{self.port}{PREFIX}"
 
     @property
     def running(self) -> bool:
@@ -73,6 +76,20 @@ class RestServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+def _check_tls(cert: Path, key: Path) -> None:
+    """Load the certificate and key as the server will, on the caller's thread: a bad file is
+    this call's `ValueError`, not a server thread that never starts."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        context.load_cert_chain(cert, key)
+    except FileNotFoundError as exc:
+        raise ValueError(f"TLS: {exc.filename}: no such file") from None
+    except OSError as exc:  # ssl.SSLError included
+        reason = exc.strerror or getattr(exc, "reason", None) or str(exc)
+        raise ValueError(f"TLS: cannot use certificate {cert} with key {key}: {reason}"
+                         ) from None
 
 
 def _bind(host: str, port: int, backlog: int) -> socket.socket:
@@ -110,6 +127,8 @@ def start_rest_server(
     health_checks: HealthChecks | None = None,
     access_log: bool = True,
     collectors: Sequence[Collector] = (),
+    tls_cert: str | Path | None = None,
+    tls_key: str | Path | None = None,
 ) -> RestServer:
     """Serve `managers` (partition name -> manager) over HTTP from a daemon thread.
 
@@ -127,8 +146,13 @@ def start_rest_server(
     manager, all or none). `routers` add endpoints under `/ws/v1`; `shim_token` is what
     their shim writes require (see `serve_scheduler`); `health_checks` adds checks to the
     health report; `access_log=False` turns the per-request log line off; `collectors` add
-    metric families to `/metrics`.
+    metric families to `/metrics`. `tls_cert` and `tls_key` (PEM files, both or neither) make
+    it serve HTTPS; a certificate or key that does not load is a `ValueError` naming the file.
     """
+    if (tls_cert is None) != (tls_key is None):
+        raise ValueError("TLS needs both a certificate and its key (tls_cert and tls_key)")
+    if tls_cert is not None and tls_key is not None:
+        _check_tls(Path(tls_cert), Path(tls_key))
     for name, manager in managers.items():
         if manager.partition != name:
             raise ValueError(f"manager of partition {manager.partition!r} listed as {name!r}")
@@ -152,6 +176,8 @@ def start_rest_server(
         timeout_keep_alive=keep_alive_timeout,
         timeout_graceful_shutdown=5,
         h11_max_incomplete_event_size=16 * 1024,
+        ssl_certfile=None if tls_cert is None else str(tls_cert),
+        ssl_keyfile=None if tls_key is None else str(tls_key),
     )
     server = uvicorn.Server(config)
     sock = _bind(host, port, backlog)
@@ -166,6 +192,6 @@ def start_rest_server(
             sock.close()
             raise RuntimeError(f"the REST server on {host}:{port} did not start")
         thread.join(0.01)
-    rest = RestServer(server, sock, thread)
+    rest = RestServer(server, sock, thread, tls=tls_cert is not None)
     log.info("rest.started", url=rest.url, partitions=sorted(managers))
     return rest

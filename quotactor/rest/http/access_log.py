@@ -3,7 +3,8 @@
 Written through the library's non-configuring structlog logger at info level, so it shows only
 where the embedding process (or `quotactor serve --log-level info`) asks for it; servers can
 also turn it off (`access_log=False`). A pure ASGI middleware, so streaming responses are
-logged when they end, with the status they started with.
+logged when they end, with the status they started with. Fields a client chooses (the path,
+the method) are cut to `MAX_FIELD` characters, so a request cannot write a line of its size.
 """
 
 from __future__ import annotations
@@ -14,9 +15,18 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from quotactor.logs import get_logger
 
-__all__ = ["AccessLog"]
+__all__ = ["MAX_FIELD", "AccessLog"]
 
 log = get_logger()
+
+MAX_FIELD = 1024
+"""Characters of a client-chosen field written to the log; the rest is counted, not written."""
+
+
+def _capped(text: str) -> str:
+    if len(text) <= MAX_FIELD:
+        return text
+    return f"{text[:MAX_FIELD]}...({len(text) - MAX_FIELD} more characters)"
 
 
 class AccessLog:
@@ -42,6 +52,7 @@ class AccessLog:
             await self.app(scope, receive, send_logged)
         finally:
             client = scope.get("client")
-            log.info("rest.request", method=scope["method"], path=scope.get("path", ""),
+            log.info("rest.request", method=_capped(scope["method"]),
+                     path=_capped(scope.get("path", "")),
                      status=status, ms=round((time.perf_counter() - started) * 1000, 2),
                      client=f"{client[0]}:{client[1]}" if client else "")

@@ -3,7 +3,10 @@
 `BodyLimit` refuses a body larger than the bound before a handler buffers it: a client
 announcing a large body gets a 413 at once from its `Content-Length`; one streaming a chunked
 body is cut off when the running count passes the bound. Either way no more than the bound
-(plus one network read) is ever held in memory, whatever the endpoint.
+(plus one network read) is ever held in memory, whatever the endpoint. A request framed twice,
+with both `Content-Length` and `Transfer-Encoding`, is a 400 and its connection is closed: a
+proxy in front may have read the other framing, and whatever follows on the connection would
+be read differently by the two (request smuggling).
 
 `request_body` reads the body on the event loop within the server's body deadline, so a client
 that trickles its body gets a 408 instead of holding a connection (and, were the read done in a
@@ -51,6 +54,13 @@ class BodyLimit:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        names = {name for name, _ in scope["headers"]}
+        if b"content-length" in names and b"transfer-encoding" in names:
+            response = error_response(
+                400, "Invalid request", "a request may not carry both Content-Length and "
+                "Transfer-Encoding", {"Connection": "close"})
+            await response(scope, receive, send)
             return
         for name, value in scope["headers"]:
             if name == b"content-length" and value.isdigit() and int(value) > self.max_bytes:
