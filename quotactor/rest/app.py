@@ -73,7 +73,7 @@ def create_app(
     for router in routers:
         app.include_router(router, prefix=PREFIX)
     install_error_handlers(app)
-    use_corrected_openapi(app)
+    use_corrected_openapi(app, lambda: list(app.state.rest.managers))
     app.add_middleware(RawPathRouting)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     if access_log:

@@ -43,7 +43,9 @@ def event_router(events: Feed) -> APIRouter:
 
     @router.get("/events/batch", summary="Event records from ?start= on (EventRecordDAO)")
     def batch(start: Annotated[int, Query(ge=0, description="first record id wanted")] = 0,
-              count: Annotated[int | None, Query(description="at most this many")] = None,
+              count: Annotated[int | None, Query(
+                  description="at most this many (0 is refused, as YuniKorn does)",
+                  json_schema_extra={"minimum": 1})] = None,
               ) -> JSONResponse:
         page = events.after(start - 1 if start > 0 else 0, _count(count))
         return JSONResponse({"InstanceUUID": instance, "LowestID": page.lowest,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, WithJsonSchema
 
 from quotactor.core.identity import USER_NAME
 
@@ -66,6 +66,15 @@ def _enum(names: tuple[str, ...]) -> Any:
     return BeforeValidator(parse)
 
 
+def _enum_schema(names: tuple[str, ...], first: int) -> WithJsonSchema:
+    """The names and numbers from `first` on: those the server takes (a node action must be
+    set, so `UNKNOWN_ACTION_FROM_RM` (0) is left out of it)."""
+    return WithJsonSchema({"anyOf": [
+        {"type": "string", "enum": list(names[first:])},
+        {"type": "integer", "enum": list(range(first, len(names)))},
+    ]})
+
+
 def _integer(value: object) -> object:
     """An integer as protobuf-JSON sends it: a number or a decimal string, never a boolean
     (which pydantic would otherwise take as 0 or 1)."""
@@ -74,8 +83,8 @@ def _integer(value: object) -> object:
     return value
 
 
-NodeAction = Annotated[str, _enum(NODE_ACTIONS)]
-TerminationType = Annotated[str, _enum(TERMINATION_TYPES)]
+NodeAction = Annotated[str, _enum(NODE_ACTIONS), _enum_schema(NODE_ACTIONS, 1)]
+TerminationType = Annotated[str, _enum(TERMINATION_TYPES), _enum_schema(TERMINATION_TYPES, 0)]
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME, pattern=PRINTABLE)]
 """An id or a name: 1 to `MAX_NAME` characters, none a control character."""
 OptionalName = Annotated[str, Field(max_length=MAX_NAME, pattern=PRINTABLE)]
@@ -86,8 +95,7 @@ UserName = Annotated[str, Field(min_length=1, max_length=MAX_NAME, pattern=USER_
 Tags = Annotated[dict[Annotated[str, Field(min_length=1, max_length=MAX_NAME,
                                            pattern=PRINTABLE)], Text],
                  Field(max_length=MAX_TAGS)]
-Int64 = Annotated[int, BeforeValidator(_integer), Field(ge=-(2**63), lt=2**63)]
-Int32 = Annotated[int, BeforeValidator(_integer), Field(ge=-(2**31), lt=2**31)]
+Int32 = Annotated[int, Field(ge=-(2**31), lt=2**31), BeforeValidator(_integer)]
 
 
 class _Message(BaseModel):
@@ -95,7 +103,7 @@ class _Message(BaseModel):
 
 
 class Quantity(_Message):
-    value: Int64 = 0
+    value: Annotated[int, Field(ge=0, lt=2**63), BeforeValidator(_integer)] = 0
 
 
 class SiResource(_Message):
@@ -140,8 +148,9 @@ class TaskGroupSpec(_Message):
     """One task group of the `yunikorn.apache.org/task-groups` application tag."""
 
     name: Name
-    minMember: Annotated[int, BeforeValidator(_integer), Field(ge=1, le=MAX_ITEMS)]
-    minResource: dict[Name, Annotated[Int64, Field(ge=0)]] = Field(max_length=64)
+    minMember: Annotated[int, Field(ge=1, le=MAX_ITEMS), BeforeValidator(_integer)]
+    minResource: dict[Name, Annotated[int, Field(ge=0, lt=2**63), BeforeValidator(_integer)]
+                      ] = Field(max_length=64)
 
 
 TASK_GROUPS = TypeAdapter(list[TaskGroupSpec])
@@ -178,7 +187,8 @@ class PreemptionPolicy(_Message):
 class Allocation(_Message):
     allocationKey: Name
     allocationTags: Tags = Field(default_factory=dict)
-    resourcePerAlloc: SiResource | None = None
+    resourcePerAlloc: SiResource | None = Field(default=None, description=(
+        "at least one quantity above 0"))
     priority: Int32 = 0
     nodeID: OptionalName = Field(default="", description=(
         "set: an existing allocation the shim recovers (booked without limit checks)"))
