@@ -29,7 +29,9 @@ from quotactor.sim.session import (
     ConfigRun,
     InputError,
     Outputs,
+    check_out_folder,
     load_runs,
+    os_error_text,
     run_config,
     start_scheduler,
     write_comparison,
@@ -238,6 +240,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         return 2
     paths: list[Path] = list(args.config) + ([args.compare] if args.compare else [])
     try:
+        check_out_folder(args.out)
         args.parsed_checks = [parse_check(text) for text in args.check]
         if len(paths) > 2:
             raise InputError("give at most two configs (--config twice, or --compare)")
@@ -261,7 +264,8 @@ def run_simulate(args: argparse.Namespace) -> int:
             all_runs = [*load_model_runs(args.model, paths, cluster)]
         workload = _limit_jobs(load_workload(args.workload, fmt=args.format,
                                              group_names=parse_group_names(args.swf_groups),
-                                             with_memory=args.with_memory), args.jobs)
+                                             with_memory=args.with_memory,
+                                             progress=_generating), args.jobs)
     except _INPUT_ERRORS as exc:
         print(f"quotactor simulate: {exc}", file=sys.stderr)
         return 2
@@ -313,14 +317,18 @@ def run_demo(args: argparse.Namespace) -> int:
     )
 
     try:
+        check_out_folder(args.out)
         args.parsed_checks = [parse_check(text) for text in args.check]
         workload = demo_workload(args.jobs)
         if args.jobs is not None and args.jobs < 1:
             raise WorkloadError("--jobs must be at least 1")
-    except (WorkloadError, CheckError) as exc:
+        trace, config = copy_demo_inputs(args.out, args.model)
+    except (InputError, WorkloadError, CheckError) as exc:
         print(f"quotactor demo: {exc}", file=sys.stderr)
         return 2
-    trace, config = copy_demo_inputs(args.out, args.model)
+    except OSError as exc:
+        print(f"quotactor demo: {os_error_text(exc)}", file=sys.stderr)
+        return 2
     cluster = demo_cluster()
     runs: list[ConfigRun | ModelRun] = (
         [*load_runs([config])] if args.model == "yunikorn"
@@ -344,6 +352,12 @@ def run_demo(args: argparse.Namespace) -> int:
               f"  quotactor simulate {model}--config {config} --compare EDITED{config.suffix} "
               f"--workload {trace} --nodes 1 --node-vcore 128 --swf-groups {groups}")
     return code
+
+
+def _generating(done: int, total: int) -> None:
+    """Progress of a large synthetic workload's generation, on stderr."""
+    print(f"quotactor simulate: generating synthetic jobs: {done:,} of {total:,}",
+          file=sys.stderr, flush=True)
 
 
 def _simulate_preamble(workload: Workload) -> list[str]:
@@ -411,7 +425,7 @@ def _run(args: argparse.Namespace, runs: list[ConfigRun | ModelRun], workload: W
     except BrokenPipeError:
         raise
     except OSError as exc:
-        print(f"quotactor {args.sim_command}: {exc}", file=sys.stderr)
+        print(f"quotactor {args.sim_command}: {os_error_text(exc)}", file=sys.stderr)
         return 1
     finally:
         for item in reversed(served):

@@ -8,6 +8,7 @@ decides when a scheduler stops.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -20,14 +21,35 @@ from quotactor.sim.models.result import SimulationResult
 from quotactor.sim.reports.compare import compare_json
 from quotactor.sim.reports.report import write_jobs_csv, write_report
 
-__all__ = ["ConfigRun", "InputError", "Outputs", "load_runs", "run_config", "start_scheduler",
-           "write_comparison", "write_outputs"]
+__all__ = ["ConfigRun", "InputError", "Outputs", "check_out_folder", "load_runs",
+           "os_error_text", "run_config", "start_scheduler", "write_comparison",
+           "write_outputs"]
 
 COMPARISON_FILE = "comparison.json"
 
 
 class InputError(ValueError):
     """An input file that cannot be used; the message names the file."""
+
+
+def check_out_folder(directory: Path, option: str = "--out") -> None:
+    """`InputError` unless results can be written into `directory` (created when missing):
+    said before any work, in one line, instead of an error once a replay has run."""
+    for folder in (directory, *directory.parents):
+        if not folder.exists():
+            continue
+        if not folder.is_dir():
+            where = "" if folder == directory else f" (a parent of {directory})"
+            raise InputError(f"{option} {directory}: {folder}{where} is a file, not a folder")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise InputError(f"{option} {directory}: {folder} is not writable")
+        return
+
+
+def os_error_text(exc: OSError) -> str:
+    """An `OSError` in one line: the file, then why, without Python's `[Errno N]`."""
+    reason = exc.strerror or str(exc)
+    return reason if exc.filename is None else f"{exc.filename}: {reason}"
 
 
 @dataclass(frozen=True, slots=True)

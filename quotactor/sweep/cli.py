@@ -13,6 +13,7 @@ import sys
 from importlib.resources import files
 from pathlib import Path
 
+from quotactor.sim.session import InputError, check_out_folder, os_error_text
 from quotactor.sweep.errors import SweepError
 from quotactor.sweep.headline import Figure
 
@@ -69,7 +70,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         if isinstance(exc, BrokenPipeError):  # the reader left (`| head`): nothing more to say
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
-        print(f"quotactor sweep: {exc}", file=sys.stderr)
+        print(f"quotactor sweep: {os_error_text(exc)}", file=sys.stderr)
         return 1
 
 
@@ -86,6 +87,10 @@ def _run(args: argparse.Namespace) -> int:
     from quotactor.sweep.spec import load_sweep
     from quotactor.sweep.summary import format_summary
 
+    try:
+        check_out_folder(args.out)
+    except InputError as exc:
+        raise SweepError(str(exc)) from None
     spec = load_sweep(args.sweep_file)
     figures = figures_for(spec.model)
     names = [p.name for p in spec.parameters]

@@ -11,10 +11,13 @@ from types import MappingProxyType
 from quotactor.logs import get_logger
 from quotactor.sim.inputs.jobs import Job, LineProblem, Workload, WorkloadError
 
-__all__ = ["MAX_KEPT_PROBLEMS", "WorkloadCollector", "open_text"]
+__all__ = ["MAX_KEPT_PROBLEMS", "MAX_LINE", "WorkloadCollector", "long_line", "open_text"]
 
 MAX_KEPT_PROBLEMS = 20
 """Problems kept for the report; the rest are only counted (and logged)."""
+MAX_LINE = 1 << 20
+"""Characters in one line of a workload file; a longer line is a bad line, never read whole."""
+_SKIP = 1 << 16
 
 log = get_logger()
 
@@ -57,15 +60,28 @@ class WorkloadCollector:
                         MappingProxyType(dict(header or {})))
 
 
+def long_line(line: str) -> str | None:
+    """Why a line `open_text` gave is not read (it was longer than `MAX_LINE`), or None."""
+    return f"longer than {MAX_LINE} characters" if len(line) > MAX_LINE else None
+
+
 def open_text(path: Path) -> Iterator[str]:
-    """The lines of a text file, gunzipped when it is gzip data (whatever its name says)."""
+    """The lines of a text file, gunzipped when it is gzip data (whatever its name says).
+
+    A line longer than `MAX_LINE` characters comes cut to `MAX_LINE + 1` of them (see
+    `long_line`): the rest is read past in pieces, never held, so one huge line costs no more
+    memory than a line of the bound."""
     try:
         with path.open("rb") as raw:
             magic = raw.read(2)
             raw.seek(0)
             stream = gzip.GzipFile(fileobj=raw) if magic == b"\x1f\x8b" else raw
             with io.TextIOWrapper(stream, encoding="utf-8", errors="replace") as text:
-                yield from text
+                while line := text.readline(MAX_LINE + 1):
+                    if len(line) > MAX_LINE and not line.endswith("\n"):
+                        while (rest := text.readline(_SKIP)) and not rest.endswith("\n"):
+                            pass
+                    yield line
     except (OSError, EOFError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise WorkloadError(f"cannot read {path}: {reason}") from exc

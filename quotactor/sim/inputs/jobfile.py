@@ -11,6 +11,11 @@ Both carry the same fields, so a spreadsheet export and a script's output replay
   (CSV `vcore=1;memory=2Gi`, JSON an object; YuniKorn quantities; default one vcore);
 - `job_id` (also `id`; default `job-<line>`);
 - JSON only: `taskGroups`, a list of `{"name", "count", "resources"}`, instead of the two above.
+
+Every input is bounded: a line holds at most `MAX_LINE` characters, a name or text field
+`MAX_FIELD`, a list or mapping (groups, tags, task groups, resources) `MAX_ITEMS` entries, a
+job `MAX_TASKS` tasks, and `submit` and `duration` at most `MAX_SECONDS`; beyond, the line is a
+bad line naming the field.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -27,11 +32,21 @@ from quotactor.core.errors import InvalidRequest
 from quotactor.core.identity import GROUP_NAME, USER_NAME
 from quotactor.core.queue_path import parse_queue_path
 from quotactor.core.resources import QuantityError, Resource, parse_quantity
-from quotactor.sim.inputs.collect import WorkloadCollector, open_text
+from quotactor.sim.inputs.collect import MAX_LINE, WorkloadCollector, long_line, open_text
 from quotactor.sim.inputs.jobs import Job, TaskGroup, Workload
 
-__all__ = ["JobLineError", "job_from_record", "parse_csv", "parse_jsonl", "read_csv",
-           "read_jsonl"]
+__all__ = ["MAX_FIELD", "MAX_ITEMS", "MAX_LINE", "MAX_SECONDS", "MAX_TASKS", "JobLineError",
+           "job_from_record", "parse_csv", "parse_jsonl", "read_csv", "read_jsonl"]
+
+MAX_FIELD = 1024
+"""Characters in a name or text field (user, group, queue, job id, tag key or value)."""
+MAX_ITEMS = 256
+"""Entries in a list or mapping field (groups, tags, task groups, resources)."""
+MAX_TASKS = 1_000_000
+"""Tasks in one job (or one task group)."""
+MAX_SECONDS = 1e10
+"""The largest `submit` or `duration` (about 317 years): past it the replay's clock and its
+figures would no longer be finite numbers."""
 
 _ALIASES = {
     "group": "groups",
@@ -62,7 +77,7 @@ def read_jsonl(path: str | PathLike[str]) -> Workload:
 def parse_csv(lines: Iterable[str], *, source: str = "<csv>") -> Workload:
     """Jobs from CSV text whose first row names the columns (extra columns are ignored)."""
     collector = WorkloadCollector(source)
-    reader = csv.DictReader(iter(lines))
+    reader = csv.DictReader(_bounded(lines, collector))
     if reader.fieldnames is None or "user" not in {_key(n) for n in reader.fieldnames}:
         collector.problem(1, "the header row must name a `user` column")
         return collector.finish()
@@ -84,6 +99,10 @@ def parse_jsonl(lines: Iterable[str], *, source: str = "<jsonl>") -> Workload:
     """Jobs from JSON Lines; blank lines and lines starting with `#` are skipped silently."""
     collector = WorkloadCollector(source)
     for number, text in enumerate(lines, start=1):
+        problem = long_line(text)
+        if problem is not None:
+            collector.problem(number, problem)
+            continue
         stripped = text.strip()
         if not stripped or stripped.startswith("#"):
             continue
@@ -103,6 +122,17 @@ def parse_jsonl(lines: Iterable[str], *, source: str = "<jsonl>") -> Workload:
         except JobLineError as exc:
             collector.problem(number, str(exc))
     return collector.finish()
+
+
+def _bounded(lines: Iterable[str], collector: WorkloadCollector) -> Iterator[str]:
+    """`lines`, each too long one a bad line (passed on empty, which the CSV reader skips)."""
+    for number, line in enumerate(lines, start=1):
+        problem = long_line(line)
+        if problem is None:
+            yield line
+        else:
+            collector.problem(number, problem)
+            yield "\n"
 
 
 def job_from_record(record: Mapping[str, Any], line: int) -> Job:
@@ -149,15 +179,31 @@ def _canonical(record: Mapping[Any, Any]) -> dict[str, Any]:
 def _text(value: Any) -> str:
     if value is None:
         return ""
-    if not isinstance(value, str | int):
-        raise JobLineError(f"expected text, got {value!r}")
-    return str(value).strip()
+    if not isinstance(value, str | int) or isinstance(value, bool):
+        raise JobLineError(f"expected text, got {_shown(value)}")
+    text = str(value).strip()
+    if len(text) > MAX_FIELD:
+        raise JobLineError(f"a text field holds at most {MAX_FIELD} characters, got "
+                           f"{_shown(text)}")
+    return text
+
+
+def _shown(value: Any) -> str:
+    """`value` for a message: its repr, cut to a length a message can hold."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
+
+
+def _few(items: Any, name: str) -> None:
+    if len(items) > MAX_ITEMS:
+        raise JobLineError(f"{name} holds at most {MAX_ITEMS} entries, got {len(items)}")
 
 
 def _groups(value: Any) -> tuple[str, ...]:
     if value is None or value == "":
         return ()
     names = value if isinstance(value, list) else _SPLIT.split(_text(value))
+    _few(names, "groups")
     out = tuple(dict.fromkeys(_text(n) for n in names if _text(n)))
     for name in out:
         if not GROUP_NAME.match(name):
@@ -168,12 +214,16 @@ def _groups(value: Any) -> tuple[str, ...]:
 def _seconds(value: Any, name: str) -> float:
     if value is None or value == "":
         raise JobLineError(f"missing {name}")
+    if isinstance(value, bool):
+        raise JobLineError(f"{name} must be a number of seconds, got {value!r}")
     try:
         seconds = float(value)
-    except (TypeError, ValueError):
-        raise JobLineError(f"{name} must be a number of seconds, got {value!r}") from None
-    if seconds != seconds or seconds in (float("inf"), float("-inf")) or seconds < 0:
-        raise JobLineError(f"{name} must be a non-negative number of seconds, got {value!r}")
+    except (TypeError, ValueError, OverflowError):
+        raise JobLineError(f"{name} must be a number of seconds, got {_shown(value)}"
+                           ) from None
+    if not 0 <= seconds <= MAX_SECONDS:  # NaN fails both
+        raise JobLineError(f"{name} must be between 0 and {MAX_SECONDS:.0e} seconds, got "
+                           f"{_shown(value)}")
     return seconds
 
 
@@ -183,9 +233,9 @@ def _count(value: Any, name: str) -> int:
     try:
         count = int(str(value).strip()) if not isinstance(value, int) else value
     except ValueError:
-        raise JobLineError(f"{name} must be a whole number, got {value!r}") from None
-    if isinstance(count, bool) or count < 1:
-        raise JobLineError(f"{name} must be at least 1, got {value!r}")
+        raise JobLineError(f"{name} must be a whole number, got {_shown(value)}") from None
+    if isinstance(count, bool) or not 1 <= count <= MAX_TASKS:
+        raise JobLineError(f"{name} must be between 1 and {MAX_TASKS}, got {_shown(value)}")
     return count
 
 
@@ -197,11 +247,12 @@ def _resources(value: Any) -> Resource:
         for item in _SPLIT.split(value.strip()):
             name, sep, quantity = item.partition("=")
             if not sep or not name:
-                raise JobLineError(f"resources must be name=quantity pairs, got {value!r}")
+                raise JobLineError(f"resources must be name=quantity pairs, got {_shown(value)}")
             pairs[name] = quantity
         value = pairs
     if not isinstance(value, dict):
-        raise JobLineError(f"resources must be a mapping, got {value!r}")
+        raise JobLineError(f"resources must be a mapping, got {_shown(value)}")
+    _few(value, "resources")
     try:
         res = Resource({str(n): parse_quantity(str(n), q) for n, q in value.items()})
     except QuantityError as exc:
@@ -214,6 +265,7 @@ def _resources(value: Any) -> Resource:
 def _task_groups(value: Any) -> tuple[TaskGroup, ...]:
     if not isinstance(value, list) or not value:
         raise JobLineError("taskGroups must be a non-empty list")
+    _few(value, "taskGroups")
     groups: list[TaskGroup] = []
     for item in value:
         if not isinstance(item, dict):
@@ -232,14 +284,16 @@ def _tags(value: Any) -> dict[str, str]:
         return {}
     if isinstance(value, str):
         tags: dict[str, str] = {}
+        _few(re.split(r"[;|]", value), "tags")
         for item in re.split(r"[;|]", value):
             if not item.strip():
                 continue
             key, sep, text = item.partition("=")
             if not sep or not key.strip():
-                raise JobLineError(f"tags must be key=value pairs, got {value!r}")
+                raise JobLineError(f"tags must be key=value pairs, got {_shown(value)}")
             tags[key.strip()] = text.strip()
         return tags
     if isinstance(value, dict):
-        return {str(k): str(v) for k, v in value.items()}
-    raise JobLineError(f"tags must be key=value pairs or an object, got {value!r}")
+        _few(value, "tags")
+        return {_text(str(k)): _text(str(v)) for k, v in value.items()}
+    raise JobLineError(f"tags must be key=value pairs or an object, got {_shown(value)}")

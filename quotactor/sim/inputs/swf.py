@@ -20,7 +20,7 @@ from os import PathLike
 from pathlib import Path
 
 from quotactor.core.resources import Resource
-from quotactor.sim.inputs.collect import WorkloadCollector, open_text
+from quotactor.sim.inputs.collect import WorkloadCollector, long_line, open_text
 from quotactor.sim.inputs.jobs import Job, TaskGroup, Workload
 
 __all__ = ["SWF_FIELDS", "parse_swf", "read_swf"]
@@ -63,6 +63,10 @@ def parse_swf(
     header: dict[str, str] = {}
     queues: dict[int, str] = {}
     for number, text in enumerate(lines, start=1):
+        problem = long_line(text)
+        if problem is not None:
+            collector.problem(number, problem)
+            continue
         stripped = text.strip()
         if not stripped:
             continue

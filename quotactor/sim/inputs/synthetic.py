@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from quotactor.core.resources import Resource, parse_quantity
@@ -19,7 +20,10 @@ __all__ = ["SyntheticSpec", "generate", "parse_synthetic"]
 
 PREFIX = "synthetic"
 MAX_JOBS = 5_000_000
-"""More jobs than this would take hours to replay and gigabytes to hold: refused up front."""
+"""More jobs than this would take hours to replay and gigabytes to hold: refused up front.
+At the bound, generating takes some 40 s and 1.3 GB (`generate` reports its progress)."""
+PROGRESS_EVERY = 250_000
+"""Jobs generated between two progress reports."""
 MAX_USERS = 1_000_000
 MAX_GPUS = 64
 """More GPUs per task than any node holds."""
@@ -88,8 +92,10 @@ def parse_synthetic(text: str) -> SyntheticSpec:
     return SyntheticSpec(**values)  # type: ignore[arg-type]
 
 
-def generate(spec: SyntheticSpec) -> Workload:
-    """The jobs of `spec`, deterministically from its seed."""
+def generate(spec: SyntheticSpec,
+             progress: Callable[[int, int], None] | None = None) -> Workload:
+    """The jobs of `spec`, deterministically from its seed; `progress(done, total)` is called
+    every `PROGRESS_EVERY` jobs (a large spec takes tens of seconds)."""
     rng = random.Random(spec.seed)
     width = len(str(spec.users))
     users = [f"user-{i:0{width}d}" for i in range(1, spec.users + 1)]
@@ -118,4 +124,6 @@ def generate(spec: SyntheticSpec) -> Workload:
         jobs.append(Job(f"job-{number}", user, (group,), queue_of.get(group), round(now, 3),
                         duration, (TaskGroup("tasks", size, task),), line=number))
         now += rng.expovariate(1.0 / spec.interarrival)
+        if progress is not None and number % PROGRESS_EVERY == 0:
+            progress(number, spec.jobs)
     return Workload(f"{PREFIX}:seed={spec.seed}", tuple(jobs))

@@ -7,7 +7,7 @@ downloaded under an odd name still works.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -31,13 +31,15 @@ def load_workload(
     fmt: WorkloadFormat | None = None,
     group_names: Mapping[int, str] | None = None,
     with_memory: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Workload:
     """The workload `spec` names: a file path, or `synthetic[:key=value,...]`.
 
-    `group_names` and `with_memory` apply to SWF input (see `parse_swf`).
+    `group_names` and `with_memory` apply to SWF input (see `parse_swf`); `progress` to a
+    synthetic one (see `generate`).
     """
     if spec == PREFIX or spec.startswith(PREFIX + ":"):
-        return generate(parse_synthetic(spec))
+        return generate(parse_synthetic(spec), progress)
     path = Path(spec)
     if not path.is_file():
         reason = "not a file" if path.exists() else "No such file or directory"
