@@ -142,3 +142,9 @@ def test_the_readme_links_to_files_that_exist() -> None:
     for target in re.findall(r"\]\(([^)#]+)\)", README.read_text()):
         if "://" not in target:
             assert (ROOT / target).exists(), target
+
+
+def test_every_docs_page_is_in_the_site_nav() -> None:
+    nav = (ROOT / "mkdocs.yml").read_text()
+    pages = {str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").rglob("*.md")}
+    assert {page for page in pages if f": {page}\n" not in nav} == set()
