@@ -40,7 +40,7 @@ def test_the_engine_imports_no_web_plotting_or_client_module() -> None:
     code = textwrap.dedent("""
         import sys
         import quotactor, quotactor.scheduler, quotactor.elastic, quotactor.quotatree
-        import quotactor.sim, quotactor.sweep
+        import quotactor.sim, quotactor.sweep, quotactor.kueue
         print(" ".join(sorted(m for m in sys.modules if m.partition(".")[0] in sys.argv[1:])))
     """)
     run = _python(code, *EXTRA_OF_MODULE)
