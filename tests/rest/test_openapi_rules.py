@@ -80,3 +80,14 @@ def test_every_operation_with_a_body_declares_its_413(document) -> None:
     assert len(with_body) >= 5
     for path, method in with_body:
         assert "413" in document["paths"][path][method]["responses"], (path, method)
+
+
+def test_a_config_body_states_that_it_needs_partitions_with_queues(document) -> None:
+    (operation,) = document["paths"]["/ws/v1/config"]["put"]["requestBody"]["content"].values()
+    config = operation["schema"]
+    assert config["required"] == ["partitions"]
+    partitions = config["properties"]["partitions"]
+    assert partitions["minItems"] == 1 and partitions["items"]["required"] == ["queues"]
+    queue = partitions["items"]["properties"]["queues"]["items"]
+    assert queue["required"] == ["name"] and not re.match(queue["properties"]["name"]["pattern"],
+                                                          "")

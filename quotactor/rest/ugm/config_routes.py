@@ -24,11 +24,22 @@ __all__ = ["router"]
 router = APIRouter(tags=["config"])
 
 YAML_MEDIA_TYPE = "application/yaml"
+_QUEUE_NAME = "^[a-zA-Z0-9_#@/:-]{1,64}$"
+"""YuniKorn's queue name syntax (the validator's check, stated for clients)."""
 _CONFIG_DOCUMENT: dict[str, Any] = {
     "type": "object",
-    "description": "a YuniKorn scheduler config document (queues.yaml); the validator decides "
-                   "what is valid",
-    "properties": {"partitions": {"type": "array", "items": {"type": "object"}}},
+    "description": "a YuniKorn scheduler config document (queues.yaml): at least one "
+                   "partition, each with its queues; the validator decides the rest",
+    "required": ["partitions"],
+    "properties": {"partitions": {"type": "array", "minItems": 1, "items": {
+        "type": "object",
+        "required": ["queues"],
+        "properties": {"queues": {"type": "array", "items": {
+            "type": "object",
+            "required": ["name"],
+            "properties": {"name": {"type": "string", "pattern": _QUEUE_NAME}},
+        }}},
+    }}},
 }
 _YAML_BODY: dict[str, Any] = {
     "requestBody": {
