@@ -184,13 +184,13 @@ class ManagerActor(Actor[ManagerMessage]):
 
     def handle(self, message: ManagerMessage) -> Any:
         with self.views_lock:
+            if self.closed:
+                raise ManagerClosed("the user group manager is stopped")
+            if type(message) is Route:
+                return self._route(message)
             return self._handle(message)
 
     def _handle(self, message: ManagerMessage) -> Any:
-        if self.closed:
-            raise ManagerClosed("the user group manager is stopped")
-        if isinstance(message, Route):
-            return self._route(message)
         if isinstance(message, PlanRead):
             return self._plan_read(message)
         if isinstance(message, PlanSnapshot):

@@ -310,25 +310,6 @@ class Actor(Generic[M_contra]):
         return True
 
     @final
-    def _next(self, budget: int) -> Envelope | None:
-        """The next message within `budget`; or None, and the actor is released (given to
-        its pool, still claimed, when messages wait beyond the budget)."""
-        mailbox = self._mailbox
-        mailbox.acquire()
-        items = self._items
-        if not items:  # a stopped actor's inbox is empty too
-            self._claimed = False
-            mailbox.release()
-            return None
-        if budget > 0:
-            envelope = items.popleft()
-            mailbox.release()
-            return envelope
-        mailbox.release()
-        self._pool.schedule(self._run_batch)
-        return None
-
-    @final
     def _let_go(self) -> bool:
         """Release the actor unless messages arrived meanwhile: False then, and it is still
         this thread's, to run or to give to its pool."""
@@ -377,13 +358,22 @@ class Actor(Generic[M_contra]):
 
     @final
     def _finish(self, budget: int) -> None:
-        """Handle up to `budget` waiting messages, then release the actor (invariant 3)."""
+        """Handle up to `budget` waiting messages, then release the actor (invariant 3), or
+        give it, still claimed, to its pool when messages wait beyond the budget."""
+        mailbox, items = self._mailbox, self._items
         while True:
-            envelope = self._next(budget)
-            if envelope is None:
+            mailbox.acquire()
+            if not items:  # a stopped actor's inbox is empty too
+                self._claimed = False
+                mailbox.release()
                 return
+            if budget <= 0:
+                mailbox.release()
+                self._pool.schedule(self._run_batch)
+                return
+            message, reply = items.popleft()
+            mailbox.release()
             budget -= 1
-            message, reply = envelope
             if type(message) is _Handover:
                 if message.take():  # the claim is the waiter's now: not released here
                     reply.set(None)  # type: ignore[union-attr]  # a handover has its reply
