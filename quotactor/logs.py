@@ -24,7 +24,7 @@ class _LibraryLogger(structlog.stdlib.BoundLogger):
     """Drops a debug or info event before building it when the `quotactor` logger would.
 
     `filter_by_level` drops it too, but only after the call has gathered and bound its
-    arguments (a few microseconds): a replay emits several such events per job, and nobody
+    arguments: a replay emits several such events per job, and nobody
     reads them unless the host enabled them.
     """
 

@@ -3,8 +3,8 @@
 The decision counters and the latency histogram cost nothing worth measuring on the hot path:
 each thread that calls the facade counts into a `_Tally` of its own (plain ints and a list of
 bucket counts, written by that thread only, so no lock and no lost update), and a collector
-sums the tallies when Prometheus scrapes. prometheus_client's own counter and histogram take a
-lock per observation (12k instructions per call, a third of a decision). Config reloads are
+sums the tallies when Prometheus scrapes (prometheus_client's own counter and histogram take a
+lock per observation, which would cost a sizeable share of a decision). Config reloads are
 rare and keep a plain prometheus_client counter; gauges are read from the manager on scrape.
 """
 

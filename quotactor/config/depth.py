@@ -5,9 +5,9 @@ libyaml composes a document recursively in C: a body nested some ten thousand le
 all, and no exception handler can stop that. Newer libyaml builds (the one in PyYAML 6.0.4
 wheels, for one) refuse nesting deeper than 1,000 levels themselves, which keeps the C stack
 safe; the loader then reports their error like any syntax error. Where the libyaml at hand has
-no such bound, the text first goes through its event parser, which is iterative (milliseconds
-for a 1 MiB body, as it stops at the first level too deep, but ~0.15 s for a 10,000-limit
-config), and anything nested deeper than any real config is refused as invalid.
+no such bound, the text first goes through its event parser, which is iterative (it stops at
+the first level too deep, and costs a pass over the text otherwise), and anything nested
+deeper than any real config is refused as invalid.
 """
 
 from __future__ import annotations

@@ -72,9 +72,9 @@ def load_scheduler_config(source: ConfigSource, *, pause_collector: bool = False
 def _build(text: str) -> tuple[SchedulerConfig, SourceFacts]:
     """Compose and build in a frame of their own, so the node tree is gone when it returns.
 
-    A 10,000-limit document composes to ~400,000 nodes and marks. Were they still alive when
-    the collector resumes, its first pass would walk them all: ~90 ms holding the GIL, a stall
-    for every thread in the process.
+    A large document composes to hundreds of thousands of nodes and marks. Were they still
+    alive when the collector resumes, its first pass would walk them all, a stall for every
+    thread in the process.
     """
     try:
         node, loader = compose(text)
