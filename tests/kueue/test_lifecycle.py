@@ -112,7 +112,7 @@ def test_attempt_admits_one_workload_with_its_victims(k: SimpleNamespace) -> Non
         return False
 
     refused = m.attempt("default/high", no_room)
-    assert (refused.admitted, refused.room_refused) == (False, True)
+    assert (refused.admitted, refused.blocked_by) == (False, "room")
     assert asked == [("default/low",)]
     assert m.admitted() == ["default/low"]  # nothing changed
     done = m.attempt("default/high", lambda victims: True)
@@ -127,10 +127,13 @@ def test_attempt_reasons(k: SimpleNamespace) -> None:
     m.submit(k.wl("first", queue="q-cq", cpu="6", created=0))
     m.submit(k.wl("second", queue="q-cq", cpu="1", created=1))
     assert "maximum capacity" in m.attempt("default/first").reason
+    assert m.attempt("default/first").blocked_by == "quota"
     assert m.attempt("default/second").reason == (
         "waits behind default/first, the head of StrictFIFO ClusterQueue cq")
+    assert m.attempt("default/second").blocked_by == "head"
     m.submit(k.wl("lost", queue="nowhere", cpu="1"))
     assert "doesn't exist" in m.attempt("default/lost").reason
+    assert m.attempt("default/lost").blocked_by == "queue"
 
 
 def test_never_fits(k: SimpleNamespace) -> None:
