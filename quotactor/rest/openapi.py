@@ -37,7 +37,7 @@ def partition_pattern(names: Collection[str]) -> str:
     prefix, or empty for the default partition when there is one."""
     alternatives = "|".join(re.escape(name) for name in sorted(names))
     optional = "?" if DEFAULT_PARTITION in names else ""
-    return f"^(\\[[^\\]]*\\])?({alternatives}){optional}$"
+    return f"^(\\[[^\\]\\x00-\\x1f\\x7f]*\\])?({alternatives}){optional}$"
 
 
 def use_corrected_openapi(app: FastAPI, partitions: Callable[[], Collection[str]]) -> None:

@@ -67,7 +67,16 @@ def test_shim_bodies_state_their_bounds_enums_and_partitions(document) -> None:
     assert all(partition.match(p) for p in ("", "default", "gpu", "[rm-1]gpu"))
     assert not any(partition.match(p) for p in ("nope", "[rm-1]nope"))
     assert _properties(document, "NodeRequest")["rmID"]["maxLength"] == 1024
-    assert _properties(document, "Quantity")["value"]["minimum"] == 0
+    quantities = _properties(document, "SiResource")["resources"]["additionalProperties"]
+    assert quantities["properties"]["value"]["minimum"] == 0
+    ask = _properties(document, "Allocation")["resourcePerAlloc"]["properties"]["resources"]
+    assert ask["minProperties"] == 1
+    assert ask["additionalProperties"]["properties"]["value"]["minimum"] == 1
+    allocation = document["components"]["schemas"]["Allocation"]
+    assert "resourcePerAlloc" in allocation["required"]
+    assert allocation["then"]["required"] == ["nodeID", "taskGroupName"]  # a placeholder's
+    node = document["components"]["schemas"]["NodeInfo"]
+    assert node["then"]["required"] == ["schedulableResource"]  # a node created
     user = _properties(document, "UserGroupInformation")["user"]
     assert user["pattern"] == USER_NAME.pattern and user["maxLength"] == 1024
     printable = re.compile(_properties(document, "Allocation")["allocationKey"]["pattern"])

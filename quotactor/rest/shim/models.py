@@ -18,6 +18,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, WithJsonSchema
 
 from quotactor.core.identity import USER_NAME
+from quotactor.scheduler.objects.gang import TASK_GROUPS_TAG
 
 __all__ = [
     "AddApplicationRequest",
@@ -54,6 +55,8 @@ MAX_TAGS = 256
 """Entries in one tags or attributes map."""
 PRINTABLE = r"^[^\x00-\x1f\x7f]*$"
 """No control character (NUL included): what every string of a request must match."""
+NAMING = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
+"""`PRINTABLE`, and not only white space: what an id or a name must match."""
 
 
 def _enum(names: tuple[str, ...]) -> Any:
@@ -85,8 +88,8 @@ def _integer(value: object) -> object:
 
 NodeAction = Annotated[str, _enum(NODE_ACTIONS), _enum_schema(NODE_ACTIONS, 1)]
 TerminationType = Annotated[str, _enum(TERMINATION_TYPES), _enum_schema(TERMINATION_TYPES, 0)]
-Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME, pattern=PRINTABLE)]
-"""An id or a name: 1 to `MAX_NAME` characters, none a control character."""
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME, pattern=NAMING)]
+"""An id or a name: 1 to `MAX_NAME` characters, none a control character, not all blank."""
 OptionalName = Annotated[str, Field(max_length=MAX_NAME, pattern=PRINTABLE)]
 """A name that may be empty (a default partition, no queue, no task group)."""
 Text = Annotated[str, Field(max_length=MAX_TEXT, pattern=PRINTABLE)]
@@ -94,8 +97,71 @@ UserName = Annotated[str, Field(min_length=1, max_length=MAX_NAME, pattern=USER_
 """YuniKorn's user name syntax, as `/usage/user/{user}` takes it."""
 Tags = Annotated[dict[Annotated[str, Field(min_length=1, max_length=MAX_NAME,
                                            pattern=PRINTABLE)], Text],
-                 Field(max_length=MAX_TAGS)]
-Int32 = Annotated[int, Field(ge=-(2**31), lt=2**31), BeforeValidator(_integer)]
+                 Field(max_length=MAX_TAGS),
+                 WithJsonSchema({"type": "object", "maxProperties": MAX_TAGS,
+                                 "propertyNames": {"minLength": 1, "maxLength": MAX_NAME,
+                                                   "pattern": PRINTABLE},
+                                 "additionalProperties": {"type": "string",
+                                                          "maxLength": MAX_TEXT,
+                                                          "pattern": PRINTABLE}})]
+Int32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1), BeforeValidator(_integer)]
+Int64 = Annotated[int, Field(ge=0, le=2**63 - 1), BeforeValidator(_integer)]
+"""A non-negative 64-bit integer (a quantity, a timeout)."""
+JSON_SAFE = 2**53 - 1
+"""The largest integer the document promises (JSON numbers beyond it lose precision in many
+clients); the server takes quantities up to 2^63-1, as decimal strings too."""
+
+
+def _resources_schema(least: int, entries: int) -> dict[str, Any]:
+    """A `Resource.resources` map as the document states it: names as every name, quantities
+    from `least`, at least `entries` of them."""
+    return {"type": "object", "minProperties": entries, "maxProperties": 64,
+            "propertyNames": {"minLength": 1, "maxLength": MAX_NAME, "pattern": NAMING},
+            "additionalProperties": {
+                "type": "object", "additionalProperties": False,
+                "properties": {"value": {"type": "integer", "minimum": least,
+                                         "maximum": JSON_SAFE}}}}
+
+
+ASK_RESOURCE: dict[str, Any] = {
+    "type": "object", "required": ["resources"], "additionalProperties": False,
+    "properties": {"resources": {**_resources_schema(1, 1), "additionalProperties": {
+        **_resources_schema(1, 1)["additionalProperties"], "required": ["value"]}}},
+    "description": "what one allocation holds: at least one quantity above 0 (stated here as "
+                   "every quantity above 0)",
+}
+"""An ask's `resourcePerAlloc` as the document states it (the server takes zeros beside a
+positive quantity: the document is the stricter)."""
+
+
+def _node_rules(schema: dict[str, Any]) -> None:
+    """A node created (`CREATE`, `CREATE_DRAIN`) states its capacity."""
+    schema["if"] = {"required": ["action"],
+                    "properties": {"action": {"enum": ["CREATE", "CREATE_DRAIN", 1, 6]}}}
+    schema["then"] = {"required": ["schedulableResource"],
+                      "properties": {"schedulableResource": {"type": "object"}}}
+
+
+def _application_rules(schema: dict[str, Any]) -> None:
+    """A gang's fields (`placeholderAsk`, `gangSchedulingStyle`) need its task-groups tag."""
+    schema["allOf"] = [
+        {"if": {"required": [field], "properties": {field: condition}},
+         "then": {"required": ["tags"],
+                  "properties": {"tags": {"required": [TASK_GROUPS_TAG]}}}}
+        for field, condition in (("placeholderAsk", {"type": "object"}),
+                                 ("gangSchedulingStyle", {"minLength": 1}))
+    ]
+
+
+def _allocation_rules(schema: dict[str, Any]) -> None:
+    """Every allocation states its resource; a (recovered) placeholder its node and task
+    group."""
+    schema.setdefault("required", []).append("resourcePerAlloc")
+    schema["if"] = {"required": ["placeholder"],
+                    "properties": {"placeholder": {"const": True}}}
+    schema["then"] = {"required": ["nodeID", "taskGroupName"],
+                      "properties": {"nodeID": {"minLength": 1},
+                                     "taskGroupName": {"minLength": 1}}}
 
 
 class _Message(BaseModel):
@@ -103,17 +169,20 @@ class _Message(BaseModel):
 
 
 class Quantity(_Message):
-    value: Annotated[int, Field(ge=0, lt=2**63), BeforeValidator(_integer)] = 0
+    value: Int64 = 0
 
 
 class SiResource(_Message):
-    resources: dict[Name, Quantity] = Field(default_factory=dict, max_length=64)
+    resources: Annotated[dict[Name, Quantity], WithJsonSchema(_resources_schema(0, 0))] = Field(
+        default_factory=dict, max_length=64)
 
     def quantities(self) -> dict[str, int]:
         return {name: quantity.value for name, quantity in self.resources.items()}
 
 
 class NodeInfo(_Message):
+    model_config = ConfigDict(json_schema_extra=_node_rules)
+
     nodeID: Name
     action: NodeAction
     attributes: Tags = Field(default_factory=dict)
@@ -131,17 +200,24 @@ class UserGroupInformation(_Message):
 
 
 class AddApplicationRequest(_Message):
+    model_config = ConfigDict(json_schema_extra=_application_rules)
+
     applicationID: Name
     queueName: OptionalName = ""
     partitionName: OptionalName = ""
     ugi: UserGroupInformation
-    tags: Tags = Field(default_factory=dict)
-    executionTimeoutMilliSeconds: Annotated[int, BeforeValidator(_integer)] = Field(
-        default=0, ge=0, lt=2**63, description="a gang's placeholder timeout (0: 15 minutes)")
+    tags: Tags = Field(default_factory=dict, description=(
+        f"`{TASK_GROUPS_TAG}` makes a gang: its value is a JSON list of TaskGroupSpec"))
+    executionTimeoutMilliSeconds: Annotated[Int64, WithJsonSchema(
+        {"type": "integer", "minimum": 0, "maximum": JSON_SAFE})] = Field(
+        default=0, description="a gang's placeholder timeout (0: 15 minutes)")
     placeholderAsk: SiResource | None = Field(default=None, description=(
         "a gang's placeholder total; must equal the task groups' (tag "
         "yunikorn.apache.org/task-groups)"))
-    gangSchedulingStyle: OptionalName = Field(default="", description="Soft (default) or Hard")
+    gangSchedulingStyle: Annotated[str, Field(max_length=MAX_NAME, pattern=PRINTABLE),
+                                   WithJsonSchema({"type": "string",
+                                                   "enum": ["", "Soft", "Hard"]})] = Field(
+        default="", description="Soft (default) or Hard")
 
 
 class TaskGroupSpec(_Message):
@@ -149,8 +225,7 @@ class TaskGroupSpec(_Message):
 
     name: Name
     minMember: Annotated[int, Field(ge=1, le=MAX_ITEMS), BeforeValidator(_integer)]
-    minResource: dict[Name, Annotated[int, Field(ge=0, lt=2**63), BeforeValidator(_integer)]
-                      ] = Field(max_length=64)
+    minResource: dict[Name, Int64] = Field(max_length=64)
 
 
 TASK_GROUPS = TypeAdapter(list[TaskGroupSpec])
@@ -185,10 +260,11 @@ class PreemptionPolicy(_Message):
 
 
 class Allocation(_Message):
+    model_config = ConfigDict(json_schema_extra=_allocation_rules)
+
     allocationKey: Name
     allocationTags: Tags = Field(default_factory=dict)
-    resourcePerAlloc: SiResource | None = Field(default=None, description=(
-        "at least one quantity above 0"))
+    resourcePerAlloc: Annotated[SiResource | None, WithJsonSchema(ASK_RESOURCE)] = None
     priority: Int32 = 0
     nodeID: OptionalName = Field(default="", description=(
         "set: an existing allocation the shim recovers (booked without limit checks)"))
