@@ -1,11 +1,12 @@
 """Fixtures for the tests that make a caller wait for another's batch (that batch, held on its
 own thread, and a watch on the waiter's turn, `holding_in_order`'s wait), and for the stress
-tests that shake the threads' orderings (`shaken`)."""
+tests that shake the threads' orderings (`shaken`, `yielding`)."""
 
 from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -66,3 +67,31 @@ def shaken() -> Iterator[None]:
         yield
     finally:
         sys.setswitchinterval(previous)
+
+
+HAND_OFFS = (("Actor", "_post"), ("Actor", "_claim"), ("Actor", "_let_go"),
+             ("Actor", "_dispatch"), ("Actor", "_halt"), ("Ticket", "_settle"),
+             ("WorkerPool", "schedule"))
+"""The runtime's steps between which another thread may take over: a post, a claim, a
+release, a handler run, a stop, a ticket settled, a job handed to a pool."""
+
+
+@pytest.fixture
+def yielding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runtime with a thread switch offered (`time.sleep(0)`, which lets go of the GIL)
+    before and after each of its hand-off steps (`HAND_OFFS`), for this test only: the
+    orderings a free-threaded build could take there, tried on this one."""
+    from quotactor.actors import runtime
+
+    for owner_name, name in HAND_OFFS:
+        owner = getattr(runtime, owner_name)
+        real = getattr(owner, name)
+
+        def offered(*args: object, _real: Callable[..., object] = real) -> object:
+            time.sleep(0)
+            try:
+                return _real(*args)
+            finally:
+                time.sleep(0)
+
+        monkeypatch.setattr(owner, name, offered)

@@ -8,8 +8,11 @@ before another was invoked ahead of it, and (b) gives, replayed on the reference
 (`quotactor.core.reference.ReferenceTracking`), every call the answer it got. `legal_order`
 searches for one as Wing and Gong's algorithm does, with Lowe's memo (as Knossos and porcupine
 do): at each step it tries each pending call invoked before the earliest answer among the
-pending ones, and never visits a (set of calls ordered, model state) pair twice. The model
-cannot be copied, so a step that fails is undone by replaying the order so far.
+pending ones, and never visits a (set of calls ordered, model state) pair twice (the state
+summed up by `_fingerprint`). A read that fits the model as it is goes next at once (it
+changes nothing, so nothing is lost by not trying it later). The model cannot be copied, so a
+step that fails is undone by its inverse where that is one step (`_undo`), else by replaying
+the order so far.
 
 Config switches: the manager promises that each call is judged under the limits of one config,
 the one in force when it routed the call (or, for a known user's call, when it checked its
@@ -32,7 +35,7 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -49,6 +52,7 @@ from quotactor.ugm import UserGroupManager
 THREADS = 8
 CALLS = 14
 SEEDS = 40
+YIELDING_SEEDS = 10
 QUEUES = ("root.a", "root.b")
 USERS = [UserGroup(f"u{i}", [f"g{i % 2}"]) for i in range(4)] + [UserGroup("u4", [])]
 TABLES = (
@@ -121,7 +125,8 @@ def _apply(model: ReferenceTracking, call: Call) -> Any:
         return model.headroom(parse_queue_path(queue), app, user)
     if kind == "usage":
         (name,) = args
-        return _usage(next((u for u in model.users_usage() if u["userName"] == name), None))
+        state = model.users.get(name)  # a user tracked or not: `_usage` tells no difference
+        return _usage(None if state is None else state.snapshot(model.table))
     if kind == "switch":
         (model.table,) = args
         return None
@@ -129,9 +134,33 @@ def _apply(model: ReferenceTracking, call: Call) -> Any:
     return None  # a sweep: retires idle trackers, which no answer shows
 
 
-def _fingerprint(model: ReferenceTracking) -> str:
-    """The model's whole state (a user's snapshot names its applications' groups)."""
-    return repr((TABLES.index(model.table), model.users_usage(), model.groups_usage()))
+def _fingerprint(model: ReferenceTracking) -> tuple[Any, ...]:
+    """What, with the set of calls ordered so far, determines the model's state: the table in
+    force and each running application's group. Every ordered call got the answer it got, so
+    the same increases were applied whatever their order; each application is one thread's,
+    which decreases it after its increases and never below what it holds; so every usage is
+    the same sum, and only the group an application was linked to (chosen under the table in
+    force at its start) can differ."""
+    return (TABLES.index(model.table), tuple(sorted(
+        (name, tuple(sorted(state.app_groups.items(), key=repr)))
+        for name, state in model.users.items())))
+
+
+def _undo(model: ReferenceTracking, call: Call) -> Callable[[ReferenceTracking], None] | None:
+    """How to take `call` back once applied to `model` as it is now (on the model then in use),
+    where that is one step:
+    a switch, by the table in force again; an increase the model accepts, by its decrease
+    (removing the application if it was new: the model's views are then as before, which a
+    randomised comparison of every snapshot checked); None for the rest, which are replayed."""
+    if call.kind == "switch":
+        table = model.table
+        return lambda now: setattr(now, "table", table)
+    if call.kind != "increase":
+        return None
+    queue, app, usage, user = call.args
+    state = model.users.get(user.user)
+    new = state is None or app not in state.app_groups
+    return lambda now: now.decrease(parse_queue_path(queue), app, Resource.of(usage), user, new)
 
 
 def legal_order(calls: Sequence[Call], first: LimitTable) -> list[Call] | None:
@@ -141,37 +170,65 @@ def legal_order(calls: Sequence[Call], first: LimitTable) -> list[Call] | None:
                     for c in calls), key=lambda c: c.invoked)
     everyone = (1 << len(calls)) - 1
     order: list[Call] = []
-    seen: set[tuple[int, str]] = set()
+    seen: set[tuple[Any, ...]] = set()
     model = ReferenceTracking(first)
 
     def replayed() -> ReferenceTracking:
         fresh = ReferenceTracking(first)
         for call in order:
-            apply(fresh, call, call.tables[0] if call.tables else None)
+            if call.kind not in READS:
+                apply(fresh, call, call.tables[0] if call.tables else None)
         return fresh
+
+    def candidates(done: int) -> list[int]:
+        """The pending calls that may come next: invoked before the earliest answer among the
+        pending ones (that one must come before any call invoked after it was answered)."""
+        pending = [i for i in range(len(calls)) if not done >> i & 1]
+        horizon = min(calls[i].answered for i in pending)
+        return [i for i in pending if calls[i].invoked <= horizon]
+
+    def fits(call: Call) -> tuple[LimitTable | None] | None:
+        """For a read: the table under which the model answers it as it was answered now (None
+        for the one in force), or None if there is none."""
+        for table in (None, *call.tables):
+            if apply(model, call, table) == call.answer:
+                return (table,)
+        return None
 
     def search(done: int) -> bool:
         nonlocal model
+        greedy = 0
+        while done != everyone:  # a read that fits now goes now: later it changes nothing
+            read = next(((i, t) for i in candidates(done) if calls[i].kind in READS
+                         and (t := fits(calls[i])) is not None), None)
+            if read is None:
+                break
+            i, (table,) = read
+            order.append(replace(calls[i], tables=(table,) if table else ()))
+            done |= 1 << i
+            greedy += 1
         if done == everyone:
             return True
-        key = (done, _fingerprint(model))
-        if key in seen:
-            return False
-        seen.add(key)
-        pending = [i for i in range(len(calls)) if not done >> i & 1]
-        horizon = min(calls[i].answered for i in pending)
-        for i in pending:
-            call = calls[i]
-            if call.invoked > horizon:
-                break  # answered-before-invoked: the earliest-answered call must come first
-            for table in (None, *call.tables):  # the table in force, or a switch's
-                if apply(model, call, table) == call.answer:
-                    order.append(replace(call, tables=(table,) if table else ()))
-                    if search(done | 1 << i):
-                        return True
-                    order.pop()
-                if call.kind not in READS:
-                    model = replayed()
+        key = (done, *_fingerprint(model))
+        if key not in seen:
+            seen.add(key)
+            for i in candidates(done):
+                call = calls[i]
+                for table in (None, *(t for t in call.tables if t is not model.table)):
+                    undo = _undo(model, call)
+                    answer = apply(model, call, table)
+                    if answer == call.answer:
+                        order.append(replace(call, tables=(table,) if table else ()))
+                        if search(done | 1 << i):
+                            return True
+                        order.pop()
+                    if call.kind in READS or answer is False:
+                        continue  # a read, or a refused increase: the model did not change
+                    if undo is None:
+                        model = replayed()
+                    else:
+                        undo(model)  # `model` may be another object by now (a replay)
+        del order[len(order) - greedy:]
         return False
 
     return list(order) if search(0) else None
@@ -275,6 +332,19 @@ def test_concurrent_histories_have_a_legal_sequential_order(
 ) -> None:
     """Many seeds' histories, each with a legal order under the reference model."""
     for seed in range(SEEDS):
+        ugm = start_ugm(TABLES[0])
+        calls = record(ugm, seed)
+        assert legal_order(calls, TABLES[0]) is not None, f"seed {seed}: no legal order"
+        ugm.stop()
+
+
+@pytest.mark.timeout(120)
+def test_histories_with_a_switch_offered_at_every_hand_off_have_a_legal_order(
+    start_ugm: Any, yielding: None,
+) -> None:
+    """The same, with the runtime offering a thread switch around each of its hand-off steps
+    (fewer seeds: each history takes longer)."""
+    for seed in range(SEEDS, SEEDS + YIELDING_SEEDS):
         ugm = start_ugm(TABLES[0])
         calls = record(ugm, seed)
         assert legal_order(calls, TABLES[0]) is not None, f"seed {seed}: no legal order"

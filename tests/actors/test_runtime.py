@@ -400,7 +400,7 @@ def test_a_message_waiting_keeps_the_actor_held_so_no_claim_jumps_it(
 
 @pytest.mark.timeout(120)
 def test_claims_under_contention_lose_nothing_and_keep_each_senders_order(
-    started: Any, shaken: None,
+    started: Any, shaken: None, yielding: None,
 ) -> None:
     """Eight threads mix inline calls, tells, asks and batches (`holding`) over three actors,
     two of which never wait: every message is handled once, in each sender's order, every
@@ -443,7 +443,9 @@ def test_claims_under_contention_lose_nothing_and_keep_each_senders_order(
 
 
 @pytest.mark.timeout(60)
-def test_a_stop_racing_senders_answers_every_message(pool: WorkerPool, shaken: None) -> None:
+def test_a_stop_racing_senders_answers_every_message(
+    pool: WorkerPool, shaken: None, yielding: None,
+) -> None:
     """Senders keep asking while the actor stops: each gets an answer or `ActorStopped`
     (whoever drains the inbox, the stop or a sender that finds it stopped), none waits for
     ever, and the stopped actor is left unclaimed."""
