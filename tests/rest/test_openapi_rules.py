@@ -100,3 +100,13 @@ def test_a_config_body_states_that_it_needs_partitions_with_queues(document) -> 
     queue = partitions["items"]["properties"]["queues"]["items"]
     assert queue["required"] == ["name"] and not re.match(queue["properties"]["name"]["pattern"],
                                                           "")
+
+
+def test_read_parameters_state_their_values(document) -> None:
+    groups = _parameter(document, "/partition/{partition}/applications/{state}", "state")
+    assert groups["enum"] == ["active", "rejected", "completed"]
+    status = _parameter(document, "/partition/{partition}/applications/{state}", "status")
+    assert "running" in status["enum"]
+    queue = re.compile(_parameter(document, "/partition/{partition}/queue/{queue}",
+                                  "queue")["pattern"])
+    assert queue.match("root.a-1") and not queue.match("root.%zz") and not queue.match("")

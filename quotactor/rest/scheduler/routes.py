@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 
 from quotactor.core.errors import InvalidRequest
@@ -34,7 +34,15 @@ _STATE_GROUPS = ("active", "rejected", "completed")
 
 Status = Annotated[str | None, Query(
     description="with state `active`: only applications in this state "
-    f"({', '.join(ACTIVE_STATUSES)})")]
+    f"({', '.join(ACTIVE_STATUSES)})", json_schema_extra={"enum": list(ACTIVE_STATUSES)})]
+StateGroup = Annotated[str, Path(
+    description="active, rejected or completed (`?status` with active only)",
+    json_schema_extra={"enum": list(_STATE_GROUPS)})]
+ActiveGroup = Annotated[str, Path(description="active: a queue's applications are its active "
+                                  "ones", json_schema_extra={"enum": ["active"]})]
+QueuePath = Annotated[str, Path(
+    description="a queue path: dot-separated names of YuniKorn's queue name syntax",
+    json_schema_extra={"pattern": "^[a-zA-Z0-9_#@/:-]{1,64}(\\.[a-zA-Z0-9_#@/:-]{1,64})*$"})]
 
 
 def _status(value: str | None) -> str | None:
@@ -96,7 +104,7 @@ def scheduler_router(scheduler: Scheduler, bridge: SchedulerBridge | None = None
 
     @router.get("/partition/{partition}/queue/{queue}",
                 summary="One queue; its children too with ?subtree")
-    def queue(partition: str, queue: str,
+    def queue(partition: str, queue: QueuePath,
               subtree: Annotated[str | None, Query(
                   description="present (any value): include the queue's children")] = None,
               ) -> JSONResponse:
@@ -109,12 +117,12 @@ def scheduler_router(scheduler: Scheduler, bridge: SchedulerBridge | None = None
 
     @router.get("/partition/{partition}/queue/{queue}/applications",
                 summary="The active applications of a queue")
-    def queue_applications(partition: str, queue: str) -> JSONResponse:
+    def queue_applications(partition: str, queue: QueuePath) -> JSONResponse:
         return JSONResponse(queue_apps(partition, queue))
 
     @router.get("/partition/{partition}/queue/{queue}/applications/{state}",
                 summary="The active applications of a queue, optionally in one ?status")
-    def queue_applications_by_state(partition: str, queue: str, state: str,
+    def queue_applications_by_state(partition: str, queue: QueuePath, state: ActiveGroup,
                                     status: Status = None) -> JSONResponse:
         wanted = _status(status)
         apps = queue_apps(partition, queue)
@@ -124,7 +132,7 @@ def scheduler_router(scheduler: Scheduler, bridge: SchedulerBridge | None = None
 
     @router.get("/partition/{partition}/applications/{state}",
                 summary="Applications in a state group (active, rejected, completed) or state")
-    def applications(partition: str, state: str, status: Status = None) -> JSONResponse:
+    def applications(partition: str, state: StateGroup, status: Status = None) -> JSONResponse:
         name = partition_of(partition)
         group = decode_segment(state)
         wanted = _status(status)
@@ -154,7 +162,7 @@ def scheduler_router(scheduler: Scheduler, bridge: SchedulerBridge | None = None
 
     @router.get("/partition/{partition}/queue/{queue}/application/{application}",
                 summary="One application of a queue")
-    def queue_application(partition: str, queue: str, application: str) -> JSONResponse:
+    def queue_application(partition: str, queue: QueuePath, application: str) -> JSONResponse:
         return one_application(partition_of(partition), decode_segment(application),
                                decode_segment(queue))
 
