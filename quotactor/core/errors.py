@@ -20,8 +20,8 @@ class QuotactorError(Exception):
 
 class InvalidRequest(QuotactorError, ValueError):
     """A call with arguments that can never be valid (bad queue path, empty id, bad quantity),
-    or that conflicts with what is tracked (an application id already running for another
-    user of the partition).
+    or that conflicts with what is tracked (a scheduler's application id already in use in
+    its partition).
 
     Raised before anything changes, so the caller can trust that a failed call left every
     tracker exactly as it was.
