@@ -45,7 +45,10 @@ DEFAULT_DEMO_OUT = "quotactor-demo-out"
 _MODEL_DEMOS = {"elastic": "normal is guaranteed 96 cores and borrows the system group's idle "
                            "32, which are revoked when system jobs arrive",
                 "quotatree": "a hard root of 128 cores over soft normal (96) and system (32) "
-                             "nodes; borrowers are preempted when the owners' jobs come"}
+                             "nodes; borrowers are preempted when the owners' jobs come",
+                "kueue": "ClusterQueues normal (96 cores, borrowing and lending up to 32) "
+                         "and system (32) in one cohort; system reclaims what normal "
+                         "borrowed"}
 _INPUT_ERRORS = (InputError, WorkloadError, ClusterError, CheckError)
 
 
@@ -60,14 +63,20 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     simulate.add_argument("--model", choices=MODELS, default=MODELS[0],
                           help="quota model to replay under: the embedded YuniKorn scheduler "
-                          "(default), Koordinator's elastic quota or MCAD's quota trees")
+                          "(default), Koordinator's elastic quota, MCAD's quota trees or "
+                          "Kueue's ClusterQueues")
     simulate.add_argument("--config", action="append", type=Path, default=[],
                           metavar="QUEUES.yaml",
                           help="YuniKorn queue config, or ElasticQuota YAML (--model elastic) "
-                          "or QuotaTree JSON (--model quotatree); give it twice to compare "
+                          "or QuotaTree JSON (--model quotatree) or Kueue YAML (--model "
+                          "kueue); give it twice to compare "
                           "two (required unless --target)")
     simulate.add_argument("--compare", type=Path, metavar="OTHER.yaml",
                           help="a second config to replay the same workload under and compare")
+    simulate.add_argument("--compare-model", choices=MODELS, metavar="MODEL",
+                          help="the quota model of --compare's config when it is not --model's: "
+                          "two models on one workload, side by side (e.g. --model yunikorn "
+                          "--config queues.yaml --compare kueue.yaml --compare-model kueue)")
     simulate.add_argument("--workload", required=True, metavar="FILE|synthetic[:k=v,...]",
                           help="an SWF/CSV/JSONL file (optionally .gz) or `synthetic` with "
                           "options such as synthetic:jobs=2000,users=20,seed=7")
@@ -129,8 +138,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                       help="replay only the first N jobs of the trace (default: all)")
     demo.add_argument("--model", choices=MODELS, default=MODELS[0],
                       help="quota model: YuniKorn limits (default), Koordinator elastic "
-                      "quotas or an MCAD quota tree (normal borrowing the system group's "
-                      "idle share)")
+                      "quotas, an MCAD quota tree or Kueue ClusterQueues (normal borrowing the "
+                      "system group's idle share)")
     _output_args(demo, DEFAULT_DEMO_OUT)
     demo.set_defaults(func=run_demo, sim_command="demo")
 
@@ -245,7 +254,12 @@ def run_simulate(args: argparse.Namespace) -> int:
         if len(paths) > 2:
             raise InputError("give at most two configs (--config twice, or --compare)")
         all_runs: list[ConfigRun | ModelRun]
-        if args.model == "yunikorn":
+        if args.compare_model and not args.compare:
+            raise InputError("--compare-model needs --compare")
+        if args.compare_model and args.compare_model != args.model:
+            cluster = _cluster(args)
+            all_runs = _two_models(args, paths, cluster)
+        elif args.model == "yunikorn":
             runs = load_runs(paths)
             for run in runs:
                 names = [p.name for p in run.config.partitions]
@@ -275,6 +289,29 @@ def run_simulate(args: argparse.Namespace) -> int:
                             preemption_grace=args.preemption_grace,
                             reservations=args.reservations, **gang)
     return _run(args, all_runs, workload, cluster, options, _simulate_preamble(workload))
+
+
+def _two_models(args: argparse.Namespace, paths: list[Path], cluster: ClusterSpec
+                ) -> list[ConfigRun | ModelRun]:
+    """`--config` under `--model` and `--compare` under `--compare-model`."""
+    if len(paths) != 2:
+        raise InputError("--compare-model compares two configs: give --config once, and "
+                         "--compare")
+    if args.serve or args.preemption_grace:
+        raise InputError("--serve and --preemption-grace need both configs under the "
+                         "yunikorn model")
+    runs: list[ConfigRun | ModelRun] = []
+    for kind, path in zip((args.model, args.compare_model), paths, strict=True):
+        if kind != "yunikorn":
+            runs.extend(load_model_runs(kind, [path], cluster))
+            continue
+        run = load_runs([path])[0]
+        names = [p.name for p in run.config.partitions]
+        if args.partition and args.partition not in names:
+            raise InputError(f"{run.source}: no partition {args.partition!r} (it has "
+                             f"{', '.join(names)})")
+        runs.append(run)
+    return runs
 
 
 def _run_remote(args: argparse.Namespace) -> int:

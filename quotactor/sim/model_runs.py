@@ -2,8 +2,9 @@
 
 `--model yunikorn` (the default) replays through the embedded scheduler under a queue config;
 `--model elastic` under Koordinator ElasticQuota objects (YAML); `--model quotatree` under
-MCAD quota trees (a QuotaTree JSON object, or a list of them for a forest). Each file is read and
-checked before any replay starts, so a bad second file does not waste the first replay.
+MCAD quota trees (a QuotaTree JSON object, or a list of them for a forest); `--model kueue`
+under Kueue objects (YAML). Each file is read and checked before any replay starts, so a bad
+second file does not waste the first replay.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 import yaml
 
 from quotactor.elastic import QuotaError
+from quotactor.kueue import KueueError
 from quotactor.quotatree import QuotaTreeError
 from quotactor.sim.inputs.cluster import ClusterSpec
 from quotactor.sim.inputs.jobs import Workload
@@ -24,7 +26,7 @@ from quotactor.sim.session import InputError
 
 __all__ = ["MODELS", "ModelRun", "build_model", "load_model_runs"]
 
-MODELS = ("yunikorn", "elastic", "quotatree")
+MODELS = ("yunikorn", "elastic", "quotatree", "kueue")
 """The quota models `--model` accepts; the first is the default."""
 
 
@@ -53,6 +55,10 @@ def build_model(kind: str, text: str, total: Mapping[str, int]) -> QuotaModel:
         from quotactor.sim.models.quotatree_model import load_quotatree_model
 
         return load_quotatree_model(text)
+    if kind == "kueue":
+        from quotactor.sim.models.kueue_model import load_kueue_model
+
+        return load_kueue_model(text, total)
     raise ValueError(f"unknown quota model {kind!r} (choose from {', '.join(MODELS)})")
 
 
@@ -67,7 +73,7 @@ def load_model_runs(kind: str, paths: list[Path], cluster: ClusterSpec) -> list[
                              ) from None
         try:
             model = build_model(kind, text, cluster.capacity)
-        except (QuotaError, QuotaTreeError, yaml.YAMLError, ValueError) as exc:
+        except (QuotaError, QuotaTreeError, KueueError, yaml.YAMLError, ValueError) as exc:
             raise InputError(f"{path}: {' '.join(str(exc).split())}") from None
         label = path.stem
         if any(r.label == label for r in runs):

@@ -23,9 +23,9 @@ __all__ = ["DEMO_CONFIG", "DEMO_CONFIGS", "DEMO_GROUPS", "DEMO_TRACE", "copy_dem
 DEMO_TRACE = "NASA-iPSC-1993-3.1-cln.swf.gz"
 DEMO_CONFIG = "nasa-ipsc-queues.yaml"
 DEMO_CONFIGS = {"yunikorn": DEMO_CONFIG, "elastic": "nasa-ipsc-elastic.yaml",
-                "quotatree": "nasa-ipsc-tree.json"}
+                "quotatree": "nasa-ipsc-tree.json", "kueue": "nasa-ipsc-kueue.yaml"}
 """The example quota file of each model: YuniKorn limits, Koordinator ElasticQuotas, an MCAD
-quota tree."""
+quota tree, Kueue ClusterQueues."""
 DEMO_GROUPS = {1: "normal", 2: "system"}
 """The log's header: group 1 is normal users, group 2 system personnel."""
 
