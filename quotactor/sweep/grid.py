@@ -22,6 +22,7 @@ import yaml
 
 from quotactor.config import ConfigError, load_config
 from quotactor.elastic import QuotaError
+from quotactor.kueue import KueueError
 from quotactor.quotatree import QuotaTreeError
 from quotactor.sim.model_runs import build_model
 from quotactor.sweep.binding import Scalar, apply_bindings
@@ -109,7 +110,7 @@ def _digits(index: int, sizes: list[int]) -> list[int]:
 
 def render(document: Any, model: str) -> str:
     """A point's config as the text its model's loader reads."""
-    if model == "elastic":
+    if model in ("elastic", "kueue"):
         return yaml.safe_dump_all(document, sort_keys=False)
     if model == "quotatree":
         return json.dumps(document, indent=1)
@@ -121,7 +122,7 @@ def _problem(text: str, model: str, partition: str, total: Mapping[str, int]) ->
     if model != "yunikorn":
         try:
             build_model(model, text, total)
-        except (QuotaError, QuotaTreeError, yaml.YAMLError, ValueError) as exc:
+        except (QuotaError, QuotaTreeError, KueueError, yaml.YAMLError, ValueError) as exc:
             return " ".join(str(exc).split())
         return ""
     try:

@@ -67,9 +67,9 @@ _FIGURES = (
 _PREEMPTION = frozenset({"preemptions", "work_lost_core_hours", "reservations",
                          "reserved_node_hours"})
 _WITHOUT_PREEMPTION = tuple(f for f in _FIGURES if f.name not in _PREEMPTION)
-_PREEMPTING = frozenset({"yunikorn", "elastic", "quotatree"})
-"""Models whose replay preempts (elastic and quota-tree replays revoke borrowed room, counted
-as preemptions); any other's rows leave those figures out."""
+_PREEMPTING = frozenset({"yunikorn", "elastic", "quotatree", "kueue"})
+"""Models whose replay preempts (elastic, quota-tree and Kueue replays revoke borrowed room,
+counted as preemptions); any other's rows leave those figures out."""
 _COUNTS = frozenset({"jobs", "completed", "rejected", "never", "preemptions", "reservations"})
 
 

@@ -1,10 +1,11 @@
 """The sweep file: a base config, workloads, a cluster, and the parameters to vary.
 
 ```yaml
-model: yunikorn                  # the quota model: yunikorn, elastic or quotatree
+model: yunikorn                  # the quota model: yunikorn, elastic, quotatree or kueue
 config: queues.yaml              # the base config: a path (relative to this file), or inline;
                                  # elastic: ElasticQuota YAML documents ([1].spec.max.cpu),
-                                 # quotatree: QuotaTree JSON (spec.nodes.a.quota.cpu)
+                                 # quotatree: QuotaTree JSON (spec.nodes.a.quota.cpu),
+                                 # kueue: Kueue YAML documents ([1].spec.resourceGroups...)
 workloads:
   - builtin:nasa-ipsc            # the bundled NASA iPSC/860 trace
   - {source: traces/q3.swf.gz, swf_groups: {1: normal, 2: system}, jobs: 5000}
@@ -57,7 +58,7 @@ from quotactor.sweep.inputs import (
 
 __all__ = ["MODELS", "Parameter", "Sample", "SweepSpec", "load_sweep", "parse_sweep"]
 
-MODELS = ("yunikorn", "elastic", "quotatree")
+MODELS = ("yunikorn", "elastic", "quotatree", "kueue")
 MAX_POINTS = 100_000
 MAX_RANGE = 10_000
 
@@ -168,7 +169,7 @@ def _base(value: Any, folder: Path, model: str) -> Any:
 
 def _parse_base(text: str, where: str, model: str) -> Any:
     try:
-        if model == "elastic":
+        if model in ("elastic", "kueue"):
             value: Any = [d for d in yaml.safe_load_all(text) if d is not None]
         elif model == "quotatree":
             value = json.loads(text)
@@ -186,6 +187,11 @@ def _check_base(value: Any, model: str) -> Any:
                 or not all(isinstance(d, dict) for d in value):
             raise SweepError("config: expected ElasticQuota objects (YAML documents, or a "
                              "list of them inline)")
+    elif model == "kueue":
+        if not isinstance(value, list) or not value \
+                or not all(isinstance(d, dict) for d in value):
+            raise SweepError("config: expected Kueue objects (YAML documents, or a list of "
+                             "them inline)")
     elif model == "quotatree":
         trees = value if isinstance(value, list) else [value]
         if not trees or not all(isinstance(t, dict) and isinstance(t.get("spec"), dict)

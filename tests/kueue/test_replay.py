@@ -8,6 +8,7 @@ from importlib.resources import files
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -30,6 +31,9 @@ from quotactor.sim import (
 from quotactor.sim.inputs.demo import DEMO_TRACE, demo_cluster, demo_config_text, demo_workload
 from quotactor.sim.model_runs import MODELS, build_model
 from quotactor.sim.models.kueue_model import KueueModel, load_kueue_model
+from quotactor.sweep.grid import expand
+from quotactor.sweep.headline import figures_for
+from quotactor.sweep.spec import parse_sweep
 
 CONFIG = """\
 apiVersion: kueue.x-k8s.io/v1beta1
@@ -210,7 +214,7 @@ def test_replays_keep_the_invariants_and_remembered_refusals_lose_nothing(
     assert results[0] == results[1]
 
 
-# -- the commands: demo, simulate (with another model to compare) ------------------------
+# -- the commands: demo, simulate (with another model to compare), sweep --------------------
 
 def test_demo_under_kueue_writes_the_report(tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
@@ -242,3 +246,15 @@ def test_two_models_on_one_workload(tmp_path: Path, capsys: pytest.CaptureFixtur
                  "--out", str(tmp_path / "out2")]) == 2
     assert "--compare-model needs --compare" in capsys.readouterr().err
 
+
+def test_a_sweep_over_kueue_nominal_quotas_and_borrowing_limits(tmp_path: Path) -> None:
+    shipped = (files("quotactor.sweep") / "data" / "nasa-kueue-sweep.yaml").read_text()
+    spec = parse_sweep(shipped.replace("jobs: 3000", "jobs: 200"), folder=tmp_path)
+    assert spec.model == "kueue" and len(spec.parameters) == 2
+    grid = expand(spec)
+    assert len(grid.points) == 9 and grid.invalid == ()
+    bound = yaml.safe_load_all(grid.points[-1].config_text)
+    normal = next(d for d in bound if d.get("metadata", {}).get("name") == "normal")
+    quota = normal["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]
+    assert (quota["nominalQuota"], quota["borrowingLimit"]) == (112, 32)
+    assert "preemptions" in [f.name for f in figures_for("kueue")]
