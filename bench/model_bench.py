@@ -1,11 +1,11 @@
-"""The three quota models on the bundled NASA trace: how long each replay takes, and what it
+"""The four quota models on the bundled NASA trace: how long each replay takes, and what it
 decided, with the YuniKorn demo replay measured in the same run as the baseline.
 
     python bench/model_bench.py             # the whole trace (18,239 jobs)
     python bench/model_bench.py --jobs 3000 # its first 3,000 jobs
 
 Each model replays the trace under its demo quota file (`quotactor demo --model ...`):
-YuniKorn limits, Koordinator ElasticQuotas, an MCAD quota tree.
+YuniKorn limits, Koordinator ElasticQuotas, an MCAD quota tree, Kueue ClusterQueues.
 """
 
 from __future__ import annotations
