@@ -116,8 +116,8 @@ def deliver_one(msg: UserChange, deadline: float) -> Decision | None:
     compiled core call. With the group busy, the held user asks it by message at once (its
     holder runs the message as it lets go): under contention one thread then decides many
     callers' changes, where waiting for the group's turn, as a batch does, would hand the
-    claim from thread to thread, a switch per call (8 callers: 12k calls per CPU-second
-    against 31k). With the user busy, the item is one message to it.
+    claim from thread to thread, a switch per call. With the user busy, the item is one
+    message to it.
     """
     user = msg.user_ref
     group = msg.group_ref

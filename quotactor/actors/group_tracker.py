@@ -89,7 +89,7 @@ class GroupTrackerActor(Counted, Actor[GroupMessage]):
     state: GroupTrackerState
 
     def __init__(self, pool: WorkerPool, name: str, idle: set[Any]) -> None:
-        Actor.__init__(self, pool)  # `super()` was a tenth of the cost of a new tracker
+        Actor.__init__(self, pool)  # not `super()`: a new tracker is on the hot path
         self.idle = idle  # the manager's: where a tracker that becomes idle adds itself
         self.state = GroupTrackerState(name)
 

@@ -24,7 +24,7 @@ from quotactor.core.resources import Resource
 
 __all__ = ["NOT_KNOWN", "apply_known"]
 
-_new = tuple.__new__  # a named tuple's own `__new__` is a Python function: 3x the cost
+_new = tuple.__new__  # a named tuple's own `__new__` is a Python function
 
 
 def apply_known(

@@ -57,7 +57,7 @@ from quotactor.logs import get_logger
 
 log = get_logger()
 _MISSING = object()
-_new = tuple.__new__  # a named tuple's own `__new__` is a Python function: 3x the cost
+_new = tuple.__new__  # a named tuple's own `__new__` is a Python function
 
 
 
@@ -182,7 +182,7 @@ class UserTrackerActor(Counted, Actor[UserMessage]):
     state: UserTrackerState
 
     def __init__(self, pool: WorkerPool, name: str, idle: set[Any]) -> None:
-        Actor.__init__(self, pool)  # `super()` was a tenth of the cost of a new tracker
+        Actor.__init__(self, pool)  # not `super()`: a new tracker is on the hot path
         self.state = UserTrackerState(name)
         self.idle = idle  # the manager's: where a tracker that becomes idle adds itself
 
