@@ -1,4 +1,10 @@
-"""The default preemptor cancels old reservations of lower-priority asks (YuniKorn 1.7+)."""
+"""The default preemptor cancels the reservations of old lower-priority asks (YuniKorn 1.7+).
+
+YuniKorn's preemptor (`pkg/scheduler/objects/preemption.go`, read at be3bb487) takes a reserved
+ask's age as the time since its creation shifted by the reservation wait timeout (an hour) and
+the reservation delay (2 s), and cancels the reservation once that age exceeds the timeout: so
+more than 2 h 2 s after the ask was created, however young the reservation itself.
+"""
 
 from __future__ import annotations
 
@@ -44,21 +50,22 @@ def victims(s) -> list[str]:
     return sorted(r.allocation_key for r in s.release_requests())
 
 
-def test_a_young_reservation_blocks_the_preemptor_an_hour_old_one_is_cancelled(
+def test_a_young_ask_blocks_the_preemptor_an_old_ones_reservation_is_cancelled(
         start_scheduler, clock, assert_books):
     """YUNIKORN-3092's case: a node reserved by a low-priority ask that cannot preempt would
-    block a guaranteed queue's high-priority ask for good; after an hour the reservation
-    gives way to the preemptor."""
+    block a guaranteed queue's high-priority ask for good; once the reserved ask is old, its
+    reservation gives way to the preemptor."""
     s = start_scheduler(CONFIG)
     made = reserved_node(s, clock)
     s.submit("urgent", SUE, queue="root.gold", asks=[Ask("u", ONE, priority=10)])
     clock.advance(30)
     s.schedule()
     assert victims(s) == []  # the node is reserved, the reservation is young
-    assert s.next_contention_check() == made + HOUR  # a simulator comes back then
-    clock.advance(made + HOUR - clock.now())
+    due = made - 2 + 2 * HOUR + 2  # the ask was made 2 s before its reservation
+    assert s.next_contention_check() == due  # a simulator comes back then
+    clock.advance(due - clock.now())
     s.schedule()
-    assert victims(s) == []  # exactly an hour is not more than an hour
+    assert victims(s) == []  # exactly the age is not more than it
     clock.advance(15)
     s.schedule()
     assert victims(s) == ["b0"]  # all four are as new: the key decides
@@ -138,7 +145,29 @@ def test_an_unusable_node_still_loses_its_old_reservation(start_scheduler, clock
     reserved = {n["nodeID"]: n["reservations"] for n in s.nodes_view()}
     assert reserved == {"n1": ["n1|s"], "n2": ["n2|big"]}
     s.submit("urgent", SUE, queue="root.gold", asks=[Ask("u", {"vcore": 2000}, priority=10)])
-    clock.advance(HOUR + 1)
+    clock.advance(2 * HOUR + 1)
     s.schedule()
     assert victims(s) == ["c0", "c1"]
     assert s.preemption_counts()["reservationsCancelled"] == 2
+
+
+def test_an_old_asks_young_reservation_is_cancelled_at_once(start_scheduler, clock):
+    """The age is the ask's, not the reservation's: an ask that waited hours before it could
+    reserve (its node was unschedulable) gives a reservation of seconds up at once."""
+    s = start_scheduler(CONFIG)
+    s.add_node("n1", {"vcore": 4000})
+    s.submit("batch-app", BOB, queue="root.batch", asks=[Ask(f"b{i}", ONE) for i in range(4)])
+    s.schedule()
+    s.update_node("n1", schedulable=False)
+    s.submit("big", BOB, queue="root.big", asks=[Ask("big", {"vcore": 4000})])
+    clock.advance(3 * HOUR)
+    s.schedule()
+    assert s.node_view("n1")["reservations"] == []
+    s.update_node("n1", schedulable=True)
+    s.schedule()
+    assert s.node_view("n1")["reservations"] == ["n1|big"]
+    s.submit("urgent", SUE, queue="root.gold", asks=[Ask("u", ONE, priority=10)])
+    clock.advance(15)
+    s.schedule()
+    assert victims(s) == ["b0"]
+    assert s.preemption_counts()["reservationsCancelled"] == 1

@@ -45,6 +45,7 @@ from quotactor.scheduler.objects.node import Node
 from quotactor.scheduler.objects.queue import Queue
 from quotactor.scheduler.preemption.preemption_settings import (
     ATTEMPT_INTERVAL,
+    RESERVATION_DELAY,
     RESERVATION_WAIT_TIMEOUT,
     is_fence,
     preemption_delay,
@@ -322,9 +323,11 @@ def _free_of_other_reservations(p: PartitionContext, node_id: str, key: AskKey, 
                                 now: float) -> bool:
     """Whether the preemptor may use `node_id`: it holds no other ask's reservation, or only
     one it may cancel (YuniKorn's rule: the reserved ask has a lower priority than the
-    preemptor, is not pinned to the node, has not preempted itself, and its reservation is
-    more than an hour old). Cancelling happens while the nodes are looked at, whether or not
-    this node is then chosen, as in YuniKorn."""
+    preemptor, is not pinned to the node, has not preempted itself, and is old: YuniKorn
+    takes the ask's age from its creation shifted by the reservation wait timeout and delay,
+    and cancels once that exceeds the timeout again, so at more than twice the timeout plus
+    the delay after the ask was created, however young the reservation). Cancelling happens
+    while the nodes are looked at, whether or not this node is then chosen, as in YuniKorn."""
     if node_id in p.nodes.pinned:
         return False
     holder = p.nodes.reserved.get(node_id)
@@ -337,12 +340,12 @@ def _free_of_other_reservations(p: PartitionContext, node_id: str, key: AskKey, 
     if reservation is None or pending is None or reservation.preemption \
             or c.has_triggered(holder, pending) or pending.ask.priority >= ask.priority:
         return False
-    due = reservation.created + RESERVATION_WAIT_TIMEOUT
+    due = pending.added_at + RESERVATION_DELAY + 2 * RESERVATION_WAIT_TIMEOUT
     if now <= due:
         c.wake_at(due)  # a simulator comes back when it may be cancelled
         return False
     cancel(p, reservation, f"ask {ask.key} of {key[0]} (priority {ask.priority}) preempts and"
-           f" the reservation is older than {RESERVATION_WAIT_TIMEOUT:.0f}s")
+           f" the reserved ask is older than {due - pending.added_at:.0f}s")
     return True
 
 
