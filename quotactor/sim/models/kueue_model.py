@@ -32,6 +32,7 @@ from quotactor.kueue import (
     load_manifests,
 )
 from quotactor.kueue.preemption import LESS_THAN_INITIAL_SHARE, LESS_THAN_OR_EQUAL_TO_FINAL_SHARE
+from quotactor.kueue.status import cluster_queue_usage, cohort_usage
 from quotactor.kueue.tree import available, potential_available
 from quotactor.sim.inputs.jobs import Job
 from quotactor.sim.models.models import FULL_CLUSTER, GroupFigures, job_priority
@@ -189,27 +190,34 @@ class KueueModel:
     def figures(self) -> dict[str, GroupFigures]:
         """Per ClusterQueue (job resource names, summed over flavors): used; runtime, what it
         may use now (used + available); min, its nominal quota; max, the most it could ever
-        hold (nominal + borrowing within its limits and what the cohort has)."""
+        hold (nominal + borrowing within its limits and what the cohort has); borrowed, its
+        usage above nominal (Kueue's figure); lent, quotactor's attribution of what its cohort
+        tree borrows (see `quotactor.kueue.status`); cohort_quota, the nominal quota of its
+        whole cohort tree (empty without a cohort)."""
         out: dict[str, GroupFigures] = {}
         cluster = self.manager.cluster
-        for name, spec in sorted(cluster.cluster_queues.items()):
+        cohorts: dict[str, dict[tuple[str, str], int]] = {}
+        for name in sorted(cluster.cluster_queues):
             node = cluster.node(name)
-            used: dict[str, int] = {}
-            runtime: dict[str, int] = {}
-            nominal: dict[str, int] = {}
-            most: dict[str, int] = {}
-            for group in spec.resource_groups:
-                for flavor in group.flavors:
-                    for quota in flavor.resources:
-                        fr = (flavor.name, quota.name)
-                        r = quota.name
-                        u = node.usage.get(fr, 0)
-                        used[r] = used.get(r, 0) + u
-                        runtime[r] = runtime.get(r, 0) + u + max(0, available(node, fr))
-                        nominal[r] = nominal.get(r, 0) + quota.nominal
-                        most[r] = most.get(r, 0) + potential_available(node, fr)
-            out[name] = GroupFigures(_rename(used, _FROM_KUEUE), _rename(runtime, _FROM_KUEUE),
-                                     _rename(nominal, _FROM_KUEUE), _rename(most, _FROM_KUEUE))
+            root = node.root()
+            if root is not node and root.name not in cohorts:
+                cohorts[root.name] = {(r.flavor, r.resource): r.subtree_quota
+                                      for r in cohort_usage(cluster, root.name).resources}
+            pool = cohorts.get(root.name, {}) if root is not node else {}
+            sums: dict[str, dict[str, int]] = {k: {} for k in (
+                "used", "runtime", "nominal", "most", "borrowed", "lent", "cohort")}
+            for row in cluster_queue_usage(cluster, name, 0).resources:
+                fr = (row.flavor, row.resource)
+                for key, value in (
+                        ("used", row.used),
+                        ("runtime", row.used + max(0, available(node, fr))),
+                        ("nominal", row.nominal), ("most", potential_available(node, fr)),
+                        ("borrowed", row.borrowed), ("lent", row.lent),
+                        ("cohort", pool.get(fr, 0))):
+                    sums[key][row.resource] = sums[key].get(row.resource, 0) + value
+            used, runtime, nominal, most, borrowed, lent, cohort = (
+                _rename(sums[k], _FROM_KUEUE) for k in sums)
+            out[name] = GroupFigures(used, runtime, nominal, most, borrowed, lent, cohort)
         return out
 
 

@@ -42,7 +42,7 @@ import heapq
 import itertools
 import time
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from quotactor.core.resources import Resource
@@ -72,6 +72,12 @@ class GroupFigures:
     runtime: Resource
     min: Resource
     max: Resource
+    borrowed: Resource = field(default_factory=Resource)
+    """What it uses above its own quota (empty for models that do not report it)."""
+    lent: Resource = field(default_factory=Resource)
+    """What others use of its quota (empty for models that do not report it)."""
+    cohort_quota: Resource = field(default_factory=Resource)
+    """The quota of all the groups it may borrow from, itself included (empty when none)."""
 
 
 class QuotaModel(Protocol):
@@ -465,7 +471,9 @@ class _ModelReplay:
         tracks = tuple(
             QuotaTrack(name, tuple(t for t, _ in points),
                        tuple(f.used for _, f in points), tuple(f.runtime for _, f in points),
-                       points[-1][1].min, points[-1][1].max)
+                       points[-1][1].min, points[-1][1].max,
+                       tuple(f.borrowed for _, f in points), tuple(f.lent for _, f in points),
+                       points[-1][1].cohort_quota)
             for name, points in sorted(self.tracks.items()))
         return SimulationResult(
             label=self.label, config_source=self.options.config_source,

@@ -60,6 +60,12 @@ class QuotaTrack:
     runtime: tuple[Resource, ...]
     min: Resource
     max: Resource
+    borrowed: tuple[Resource, ...] = ()
+    """What it used above its own quota, like `used` (empty where the model does not say)."""
+    lent: tuple[Resource, ...] = ()
+    """What others used of its quota, like `used` (empty where the model does not say)."""
+    cohort_quota: Resource = field(default_factory=Resource)
+    """The quota of all the groups it may borrow from, itself included (or empty)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,12 @@ from quotactor.sim.reports.canvas import (
     with_legend,
     x_label,
 )
-from quotactor.sim.reports.quota_plot import QUOTAS_PNG, quota_figure
+from quotactor.sim.reports.quota_plot import (
+    CLUSTER_QUEUES_PNG,
+    QUOTAS_PNG,
+    cluster_queue_figure,
+    quota_figure,
+)
 
 __all__ = ["COMPARE_PNG", "GROUPS_PNG", "HELD_PNG", "OTHERS", "QUEUES_PNG", "TOP_SERIES",
            "USERS_PNG", "UTILIZATION_PNG", "WAITS_PNG", "bucketed", "figures", "plot_all",
@@ -361,6 +366,8 @@ def figures(result: SimulationResult, users: int = 6) -> Iterator[tuple[str, Any
     if result.quota_tracks:
 
         yield QUOTAS_PNG, quota_figure(result)
+    if result.quota_tracks and result.model == "kueue":
+        yield CLUSTER_QUEUES_PNG, cluster_queue_figure(result)
     yield UTILIZATION_PNG, _utilization(
         [result], f"{result.label}: cluster utilization, running and pending jobs")
     yield QUEUES_PNG, _queues(result)
