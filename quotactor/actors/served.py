@@ -17,17 +17,20 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from types import TracebackType
+from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, cast
 
 from quotactor.actors.boundary import translate
 from quotactor.actors.runtime import Actor, WorkerPool, call, on_main_thread, stop
 from quotactor.core.errors import ManagerClosed, QuotactorError
 
-__all__ = ["Change", "Read", "Served"]
+__all__ = ["Change", "Facade", "Read", "Served"]
 
 S = TypeVar("S")
 M = TypeVar("M")
 T = TypeVar("T")
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,3 +133,40 @@ def _stopped(actor: Actor[Any], timeout: float) -> None:
         raise
     except Exception as exc:
         raise translate(exc) from exc
+
+
+class Facade(Generic[S]):
+    """A blocking facade over one state of type `S` served by `served`: a service subclasses
+    it and gives each of the state's operations a method that asks it by `_read` or `_change`.
+
+    `timeout` (seconds) bounds every call; it may be changed at any time.
+    """
+
+    def __init__(self, served: Served[Any], timeout: float) -> None:
+        self._served = served
+        self.timeout = timeout
+
+    def stop(self) -> None:
+        """Stop the actor and its threads; safe to call twice."""
+        self._served.stop(self.timeout)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        return self._served.running
+
+    def _read(self, method: Callable[Concatenate[S, P], R], *args: P.args,
+              **kwargs: P.kwargs) -> R:
+        """`method(state, *args)` in the actor; typed by the method."""
+        return cast(R, self._served.ask(Read(method, args, kwargs), self.timeout))
+
+    def _change(self, method: Callable[Concatenate[S, P], R], *args: P.args,
+                **kwargs: P.kwargs) -> R:
+        """`_read` for a method that changes the state."""
+        return cast(R, self._served.ask(Change(method, args, kwargs), self.timeout))

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping
-from types import TracebackType
-from typing import Any, Concatenate, ParamSpec, TypeVar, cast
+from typing import Any
 
-from quotactor.actors.served import Change, Read, Served
+from quotactor.actors.served import Facade, Served
 from quotactor.core.resources import Resource
 from quotactor.elastic.actor import CheckOveruse, ElasticMessage, ElasticQuotaActor
 from quotactor.elastic.admission import Admission
@@ -26,20 +25,14 @@ from quotactor.elastic.status import QuotaStatus
 __all__ = ["ElasticQuotaService"]
 
 DEFAULT_TIMEOUT = 30.0
-P = ParamSpec("P")
-R = TypeVar("R")
 Manager = ElasticQuotaManager
 
 
-class ElasticQuotaService:
+class ElasticQuotaService(Facade[ElasticQuotaManager]):
     """Start with `ElasticQuotaService.start(...)`; stop with `stop()` or a `with` block.
 
     `timeout` (seconds) bounds every call; it may be changed at any time.
     """
-
-    def __init__(self, served: Served[ElasticMessage], timeout: float = DEFAULT_TIMEOUT) -> None:
-        self._served = served
-        self.timeout = timeout
 
     @classmethod
     def start(
@@ -59,21 +52,6 @@ class ElasticQuotaService:
         served: Served[ElasticMessage] = Served("elastic", lambda pool: ElasticQuotaActor(
             pool, manager, overuse_delay, clock, check_interval, on_overuse))
         return cls(served, timeout)
-
-    def stop(self) -> None:
-        """Stop the actor, its ticker and its threads; safe to call twice."""
-        self._served.stop(self.timeout)
-
-    def __enter__(self) -> ElasticQuotaService:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
-
-    @property
-    def running(self) -> bool:
-        return self._served.running
 
     # -- the manager's operations ------------------------------------------------------
 
@@ -152,15 +130,6 @@ class ElasticQuotaService:
         reports: list[OveruseReport] = self._served.ask(CheckOveruse(), self.timeout)
         return reports
 
-    def _read(self, method: Callable[Concatenate[Manager, P], R], *args: P.args,
-              **kwargs: P.kwargs) -> R:
-        """`ElasticQuotaManager.<method>(*args)` in the actor; typed by the method."""
-        return cast(R, self._served.ask(Read(method, args, kwargs), self.timeout))
-
-    def _change(self, method: Callable[Concatenate[Manager, P], R], *args: P.args,
-                **kwargs: P.kwargs) -> R:
-        """`_read` for a method that changes the manager."""
-        return cast(R, self._served.ask(Change(method, args, kwargs), self.timeout))
 
 
 def _amount(value: Resource | Mapping[str, int]) -> Resource | Mapping[str, int]:

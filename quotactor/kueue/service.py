@@ -9,11 +9,9 @@ ends the wait only: the call is applied whole or not at all.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from types import TracebackType
-from typing import Concatenate, ParamSpec, TypeVar, cast
+from collections.abc import Mapping
 
-from quotactor.actors.served import Change, Read, Served
+from quotactor.actors.served import Facade, Served
 from quotactor.kueue.actor import KueueActor, KueueMessage
 from quotactor.kueue.api import Workload
 from quotactor.kueue.manager import CycleResult, KueueManager, KueueObject
@@ -23,20 +21,14 @@ from quotactor.kueue.status import ClusterQueueUsage, CohortUsage, WorkloadStatu
 __all__ = ["KueueService"]
 
 DEFAULT_TIMEOUT = 30.0
-P = ParamSpec("P")
-R = TypeVar("R")
 Manager = KueueManager
 
 
-class KueueService:
+class KueueService(Facade[KueueManager]):
     """Start with `KueueService.start(...)`; stop with `stop()` or a `with` block.
 
     `timeout` (seconds) bounds every call; it may be changed at any time.
     """
-
-    def __init__(self, served: Served[KueueMessage], timeout: float = DEFAULT_TIMEOUT) -> None:
-        self._served = served
-        self.timeout = timeout
 
     @classmethod
     def start(cls, *, fair_sharing: bool = False,
@@ -47,21 +39,6 @@ class KueueService:
         manager = KueueManager(fair_sharing, fair_sharing_strategies)
         served: Served[KueueMessage] = Served("kueue", lambda pool: KueueActor(pool, manager))
         return cls(served, timeout)
-
-    def stop(self) -> None:
-        """Stop the actor and its threads; safe to call twice."""
-        self._served.stop(self.timeout)
-
-    def __enter__(self) -> KueueService:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
-
-    @property
-    def running(self) -> bool:
-        return self._served.running
 
     # -- the manager's operations ------------------------------------------------------
 
@@ -127,13 +104,3 @@ class KueueService:
 
     def objects(self) -> list[KueueObject]:
         return self._read(Manager.objects)
-
-    def _read(self, method: Callable[Concatenate[Manager, P], R], *args: P.args,
-              **kwargs: P.kwargs) -> R:
-        """`KueueManager.<method>(*args)` in the actor; typed by the method."""
-        return cast(R, self._served.ask(Read(method, args, kwargs), self.timeout))
-
-    def _change(self, method: Callable[Concatenate[Manager, P], R], *args: P.args,
-                **kwargs: P.kwargs) -> R:
-        """`_read` for a method that changes the manager."""
-        return cast(R, self._served.ask(Change(method, args, kwargs), self.timeout))
