@@ -3,7 +3,6 @@ rejections, and the bundled NASA demo keeping every invariant."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from importlib.resources import files
 from pathlib import Path
 
@@ -17,7 +16,6 @@ from quotactor.core.resources import Resource
 from quotactor.kueue import KueueError
 from quotactor.sim import (
     ClusterSpec,
-    GroupFigures,
     Job,
     JobOutcome,
     ModelOptions,
@@ -34,6 +32,7 @@ from quotactor.sim.models.kueue_model import KueueModel, load_kueue_model
 from quotactor.sweep.grid import expand
 from quotactor.sweep.headline import figures_for
 from quotactor.sweep.spec import parse_sweep
+from tests.sim.test_model_scheduling import EagerModel
 
 CONFIG = """\
 apiVersion: kueue.x-k8s.io/v1beta1
@@ -167,37 +166,6 @@ def workloads(draw: st.DrawFn) -> tuple[ClusterSpec, list[Job], str]:
     return cluster, sorted(jobs, key=lambda j: j.submit), strategy
 
 
-class _Eager:
-    """The same model, saying that every group may admit more at every pass: the replay then
-    tries every waiting line each time, as one that remembers no refusal would."""
-
-    def __init__(self, inner: KueueModel) -> None:
-        self.inner = inner
-        self.name = inner.name
-
-    def group_of(self, job: Job) -> str:
-        return self.inner.group_of(job)
-
-    def submit(self, job: Job) -> str | None:
-        return self.inner.submit(job)
-
-    def try_start(self, job: Job, free: Resource) -> str | None:
-        return self.inner.try_start(job, free)
-
-    def end(self, job_id: str) -> None:
-        self.inner.end(job_id)
-
-    def revoked(self) -> list[str]:
-        return self.inner.revoked()
-
-    def loosened(self) -> None:
-        self.inner.loosened()
-        return None
-
-    def figures(self) -> Mapping[str, GroupFigures]:
-        return self.inner.figures()
-
-
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(drawn=workloads())
 def test_replays_keep_the_invariants_and_remembered_refusals_lose_nothing(
@@ -206,7 +174,7 @@ def test_replays_keep_the_invariants_and_remembered_refusals_lose_nothing(
     config = CONFIG.replace("QUEUEING_A", strategy)
     results = []
     for model in (load_kueue_model(config, cluster.capacity),
-                  _Eager(load_kueue_model(config, cluster.capacity))):
+                  EagerModel(load_kueue_model(config, cluster.capacity))):
         result = replay_model(model, Workload("test", tuple(jobs)), cluster,
                               ModelOptions(progress=False))
         assert verify(result) == []

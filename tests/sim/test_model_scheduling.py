@@ -141,9 +141,10 @@ def test_no_event_of_any_replay_exceeds_the_cluster_or_a_quotas_max(
             assert start <= end
 
 
-class _Eager:
+class EagerModel:
     """A model that says every group may admit more at every pass: the replay then tries
-    every waiting line again each time, as a replay that remembers no refusal would."""
+    every waiting line again each time, as a replay that remembers no refusal would (the
+    Kueue replay's tests use it too)."""
 
     def __init__(self, inner: QuotaModel) -> None:
         self.inner = inner
@@ -174,7 +175,7 @@ class _Eager:
 
 def same_as_trying_everything(kind: str, cluster: ClusterSpec, jobs: list[Job]) -> None:
     lazy = replay(MODELS[kind](cluster), cluster, *jobs)
-    eager = replay(_Eager(MODELS[kind](cluster)), cluster, *jobs)
+    eager = replay(EagerModel(MODELS[kind](cluster)), cluster, *jobs)
     assert [(o.job_id, o.state, o.runs, o.held) for o in lazy.outcomes] == [
         (o.job_id, o.state, o.runs, o.held) for o in eager.outcomes]
 
