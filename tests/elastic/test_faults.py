@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from quotactor.actors.runtime import live_actors
-from quotactor.core.errors import OperationFailed, OperationTimeout, QuotactorError
+from quotactor.core.errors import OperationTimeout, QuotactorError
 from quotactor.elastic import (
     ElasticQuotaManager,
     ElasticQuotaService,
@@ -28,6 +28,7 @@ from quotactor.elastic import (
     compute_figures,
 )
 from quotactor.elastic.engine import RuntimeEngine
+from tests.faults import run_with_faults
 
 TIMEOUT = 10.0
 """The callers' timeout: far above the milliseconds an answer takes, so that only an actor an
@@ -128,27 +129,7 @@ def test_a_step_that_raises_leaves_the_quotas_as_before_with_a_public_error(
     reference = ElasticQuotaManager({"cpu": 60})
     setup(service)
     setup(reference)
-    pods: list[str] = []
-    failed = 0
-    for serial in range(60):
-        op = next_op(rng, pods, serial)
-        before = state(reference)
-        fault.arm(rng.randint(1, 3))
-        try:
-            op(service)
-        except OperationFailed as error:
-            assert isinstance(error, QuotactorError)
-            assert "injected fault" in str(error.__cause__)
-            failed += 1
-            fault.armed = False
-            assert state(service) == before, f"operation {serial} left half-done"
-            continue
-        except QuotaError:
-            pass
-        finally:
-            fault.armed = False
-        apply(op, reference)
-        assert state(service) == state(reference)
+    failed = run_with_faults(service, reference, fault, rng, next_op, state, QuotaError)
     consistent(service)
     assert failed > 0 and fault.raised == failed
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from quotactor.actors.runtime import live_actors
-from quotactor.core.errors import OperationFailed, QuotactorError
+from quotactor.core.errors import QuotactorError
 from quotactor.kueue import (
     ClusterQueue,
     FlavorQuotas,
@@ -35,6 +35,7 @@ from quotactor.kueue import (
     Workload,
 )
 from quotactor.kueue.cluster import Cluster
+from tests.faults import run_with_faults
 
 Op = Callable[[Any], Any]
 TEAMS = ("a", "b", "c")
@@ -160,27 +161,7 @@ def test_a_step_that_raises_leaves_the_engine_as_before(
     reference = KueueManager()
     setup(service)
     setup(reference)
-    keys: list[str] = []
-    failed = 0
-    for serial in range(60):
-        op = next_op(rng, keys, serial)
-        before = state(reference)
-        fault.arm(rng.randint(1, 3))
-        try:
-            op(service)
-        except OperationFailed as error:
-            assert isinstance(error, QuotactorError)
-            assert "injected fault" in str(error.__cause__)
-            failed += 1
-            fault.armed = False
-            assert state(service) == before, f"operation {serial} left half-done"
-            continue
-        except KueueError:
-            pass
-        finally:
-            fault.armed = False
-        apply(op, reference)
-        assert state(service) == state(reference)
+    failed = run_with_faults(service, reference, fault, rng, next_op, state, KueueError)
     consistent(service)
     assert failed > 0 and fault.raised == failed
 
