@@ -51,11 +51,7 @@ def room_for(nodes: NodeSet, size: Resource, owner: str = "") -> int:
     if not any(quantity > 0 for quantity in size.values()):
         usable = any(_usable(nodes, node, owner) for node in nodes.ordered())
         return 1 << 30 if usable else 0
-    total = 0
-    for node in nodes.ordered_with_room():
-        if _usable(nodes, node, owner):
-            total += _how_many(size, node.available)
-    return total
+    return sum(_how_many(size, room) * count for room, count in nodes.rooms(owner).items())
 
 
 def plan(nodes: NodeSet, sizes: Sequence[Resource], owner: str = "") -> list[Node] | None:

@@ -116,6 +116,9 @@ class NodeSet:
         """Per node, the room counted in `_room` (its positive quantities): what it had
         available when last seen, if schedulable then, else None."""
         self._room: dict[str, int] = {}
+        self._rooms: dict[Resource, int] = {}
+        """The distinct rooms counted in `_counted` that have a positive quantity, each with
+        the number of nodes that have it: on identical nodes, a handful of entries."""
         self._unfit: set[Resource] = set()
         self.reserved: dict[str, tuple[str, str]] = {}
         """Node ID -> (application ID, ask key) of the reservation holding it (see
@@ -171,7 +174,7 @@ class NodeSet:
         if node_id in self._roomy:
             self._roomy.discard(node_id)
             del self._with_room[bisect_left(self._with_room, key)]
-        _add_to(self._room, self._counted.pop(node_id), -1)
+        self._count(self._counted.pop(node_id), None)
         return node
 
     def resized(self, node: Node, capacity: Resource) -> None:
@@ -215,12 +218,25 @@ class NodeSet:
         share = available if node._schedulable else None
         before = self._counted[node_id]
         if share is not before:
-            room = self._room
-            if before is not None:
-                _add_to(room, before, -1)
-            if share is not None:
-                _add_to(room, share, 1)
+            self._count(before, share)
             self._counted[node_id] = share
+
+    def _count(self, before: Resource | None, share: Resource | None) -> None:
+        """Move a node's counted room from `before` to `share` in `_room` and `_rooms`."""
+        room = self._room
+        rooms = self._rooms
+        if before is not None:
+            _add_to(room, before, -1)
+            if _asks_some(before):
+                left = rooms[before] - 1
+                if left:
+                    rooms[before] = left
+                else:
+                    del rooms[before]
+        if share is not None:
+            _add_to(room, share, 1)
+            if _asks_some(share):
+                rooms[share] = rooms.get(share, 0) + 1
 
     def free_room(self, owner: str = "") -> Resource:
         """The room left on the schedulable nodes that no reservation holds but perhaps one of
@@ -232,6 +248,22 @@ class NodeSet:
             _add_to(room, self._counted.get(node_id), -1)
         return Resource({name: quantity for name, quantity in room.items() if quantity > 0})
 
+    def rooms(self, owner: str = "") -> dict[Resource, int]:
+        """The distinct rooms of the schedulable nodes with some room left that no reservation
+        holds but perhaps one of application `owner`'s, each with how many nodes have it
+        (a cost in the number of distinct rooms and of reserved nodes, not of all nodes)."""
+        rooms = dict(self._rooms)
+        held = {node_id for node_id, (app_id, _) in self.reserved.items() if app_id != owner}
+        for node_id in held.union(self.pinned):
+            share = self._counted.get(node_id)
+            if share is not None and _asks_some(share):
+                left = rooms[share] - 1
+                if left:
+                    rooms[share] = left
+                else:
+                    del rooms[share]
+        return rooms
+
     def freed(self) -> None:
         """Free capacity may have grown somewhere: forget which sizes found no node."""
         self.epoch += 1
@@ -241,13 +273,6 @@ class NodeSet:
         """Every node in sorting order (the order `find_fit` tries them in)."""
         nodes = self.nodes
         for _, node_id in self._order:
-            yield nodes[node_id]
-
-    def ordered_with_room(self) -> Iterator[Node]:
-        """The nodes with some room left (a positive quantity available), in sorting order: the
-        only nodes where an ask of a positive quantity can fit."""
-        nodes = self.nodes
-        for _, node_id in self._with_room:
             yield nodes[node_id]
 
     def known_unfit(self, resource: Resource) -> bool:
