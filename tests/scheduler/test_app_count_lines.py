@@ -66,6 +66,24 @@ def test_a_release_looks_at_the_head_of_the_line_only(start_scheduler, looked_at
     assert s.why_pending(f"a{backlog - 1}").limit == "applications"
 
 
+@pytest.mark.parametrize("users", [20, 300])
+def test_a_queues_count_keeps_one_line_for_every_user(start_scheduler, looked_at,
+                                                      users: int) -> None:
+    """A full queue's `maxapplications` holds every user's new applications alike: a release
+    looks at the head of one line, not at the first application of each waiting user."""
+    s = start_scheduler(TWO_EACH.format(queue_apps=3))
+    s.add_node("n1", {"vcore": 64000})
+    for i in range(users):
+        s.submit(f"a{i}", UserGroup(f"u{i}"), queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    looked_at.clear()
+    s.remove_application("a0")
+    assert [a.application_id for a in s.schedule()] == ["a3"]
+    assert set(looked_at) == {"a3", "a4"}, "a5 and after wait behind a4, refused alike"
+    wait = s.why_pending(f"a{users - 1}")
+    assert (wait.kind, wait.limit) == ("queue", "applications")
+
+
 def test_the_count_comes_before_the_nodes(start_scheduler) -> None:
     """A job too big for any node, behind its user's count, is held by the count: it does
     not reserve a node it could not use (YuniKorn does not look at it either)."""

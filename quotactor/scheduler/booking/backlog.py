@@ -59,9 +59,10 @@ _MIN_SWEEP = 1024
 _MAX_NAMED = 4096
 
 Counter = tuple[str, str]
-LineKey = tuple[Counter, str, Wait, UserGroup]
+LineKey = tuple[Counter, str, Wait, UserGroup | None]
 """A line: the counter its applications wait on, their leaf, the reason they share, and their
-user (a group's count is asked after the user's own, so only one user's are alike)."""
+user (a group's count is asked after the user's own, so only one user's are alike; None for a
+queue's count, which holds every user's alike)."""
 LineEntry = tuple[tuple[Any, ...], int, Application]
 """(the application's order in its leaf, the parking's stamp, the application)."""
 
@@ -236,7 +237,7 @@ class Backlog:
             wait = pending.wait
             if wait is None:
                 return False
-            if wait.is_turn or (wait.kind == "queue" and wait.limit == "applications"):
+            if wait.is_turn or wait.is_queue_count:
                 continue
             token = pending.blocked
             if token is None or not self._still_blocked(token):
@@ -346,7 +347,9 @@ class Backlog:
             self.park(app, (counter,))
             return
         app_id = app.application_id
-        key: LineKey = (counter, app.queue_path, app.wait, app.user)
+        # a queue's count holds every new application alike, whoever its user
+        user = None if app.wait.is_queue_count else app.user
+        key: LineKey = (counter, app.queue_path, app.wait, user)
         self._ready[app.queue_path].pop(app_id, None)
         self._parkings += 1
         stamp = self._parkings_made = self._parkings_made + 1

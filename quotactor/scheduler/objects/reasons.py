@@ -37,6 +37,12 @@ class Wait:
         return self.limit == "applications" and self.kind in ("user", "group")
 
     @property
+    def is_queue_count(self) -> bool:
+        """A queue's `maxapplications` (asked of a new application after its user's and
+        group's `maxApplications`)."""
+        return self.limit == "applications" and self.kind == "queue"
+
+    @property
     def is_user_or_group_maximum(self) -> bool:
         """A user's or group's `maxresources` (the headroom the cycle then screens with)."""
         return self.limit == "resources" and self.kind in ("user", "group")

@@ -265,12 +265,12 @@ class Cycle:
         if app.tracked or app.wait is None:
             return False
         wait = app.wait
-        if (wait.kind, wait.limit) != ("queue", "applications"):
+        if not wait.is_queue_count:
             return False
         full = leaf.full_of_apps(app.application_id)
         if full is None or full.path != wait.name:
             return False
-        self.p.backlog.park(app, (("queue", full.path),))
+        self.p.backlog.queue_up(app, ("queue", full.path), self._app_key(leaf, app))
         return True
 
     def _park_if_blocked(self, leaf: Queue, app: Application) -> None:
@@ -282,8 +282,8 @@ class Cycle:
     def _set_aside(self, leaf: Queue, app: Application, counters: set[Counter]) -> None:
         """Park `app` on `counters`; a new application that an application count holds back
         joins the line of that count instead, in the leaf's order."""
-        if not app.tracked and app.wait is not None and app.wait.is_count \
-                and len(counters) == 1:
+        if not app.tracked and app.wait is not None \
+                and (app.wait.is_count or app.wait.is_queue_count) and len(counters) == 1:
             self.p.backlog.queue_up(app, next(iter(counters)), self._app_key(leaf, app))
         else:
             self.p.backlog.park(app, counters)
@@ -314,8 +314,8 @@ class Cycle:
                 else:
                     counters.add((token[0], token[1]))
                 continue
-            if not app.tracked and wait is not None and wait.is_count:
-                return None  # its count comes first, and only the walk knows it in order
+            if not app.tracked and wait is not None and (wait.is_count or wait.is_queue_count):
+                return None  # its counts come first, and only the walk knows them in order
             if wait is not None and wait.is_queue_maximum and (queue := app.queue) is not None:
                 over = queue.over_max(ask.resource)
                 if over is not None and token is not None and over.path == token[1]:
