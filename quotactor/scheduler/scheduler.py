@@ -426,11 +426,13 @@ class Scheduler:
         with self._lock:
             return whole.plan(self._partition(partition).nodes, sizes) is not None
 
-    def room_for(self, size: Resource, *, partition: str = DEFAULT_PARTITION) -> int:
-        """How many asks of `size` could be placed on the partition's nodes at once now,
-        limits aside: `has_room` answers True for that many asks of `size`, and no more."""
+    def room_for(self, sizes: Sequence[Resource], *,
+                 partition: str = DEFAULT_PARTITION) -> list[int]:
+        """For each of `sizes`, how many asks of it could be placed on the partition's nodes
+        at once now, limits aside: `has_room` answers True for that many asks of the size,
+        and no more."""
         with self._lock:
-            return whole.room_for(self._partition(partition).nodes, size)
+            return whole.room_for(self._partition(partition).nodes, sizes)
 
     def why_pending(self, application_id: str, *,
                     partition: str = DEFAULT_PARTITION) -> Wait | None:

@@ -191,10 +191,10 @@ def test_the_index_answers_as_a_pass_over_every_node(steps: list[tuple[Any, ...]
 
 def _check_room_for(nodes: NodeSet, owner: str) -> None:
     """`room_for` counts exactly the asks of one size that `plan` can place at once."""
-    for size in _SIZES:
-        room = whole.room_for(nodes, size, owner)
+    rooms = whole.room_for(nodes, _SIZES, owner)
+    for size, room in zip(_SIZES, rooms, strict=True):
         assert room == 0 or whole.plan(nodes, [size] * room, owner) is not None
         assert whole.plan(nodes, [size] * (room + 1), owner) is None
-    nothing = whole.room_for(nodes, Resource(), owner)
+    [nothing] = whole.room_for(nodes, [Resource()], owner)
     assert nothing in (0, 1 << 30)
     assert (whole.plan(nodes, [Resource()] * 3, owner) is not None) == (nothing > 0)

@@ -44,14 +44,22 @@ def _how_many(size: Resource, room: Mapping[str, int]) -> int:
     return max(0, min(counts)) if counts else 1 << 30
 
 
-def room_for(nodes: NodeSet, size: Resource, owner: str = "") -> int:
-    """How many asks of `size` could be placed at once on the nodes application `owner` may
-    use: `plan` places asks all of this size exactly when there are at most this many (a size
-    asking nothing: a large number, or 0 with no usable node)."""
-    if not any(quantity > 0 for quantity in size.values()):
-        usable = any(_usable(nodes, node, owner) for node in nodes.ordered())
-        return 1 << 30 if usable else 0
-    return sum(_how_many(size, room) * count for room, count in nodes.rooms(owner).items())
+def room_for(nodes: NodeSet, sizes: Sequence[Resource], owner: str = "") -> list[int]:
+    """For each of `sizes`, how many asks of it could be placed at once on the nodes
+    application `owner` may use: `plan` places asks all of one size exactly when there are
+    at most this many (a size asking nothing: a large number, or 0 with no usable node).
+    The nodes' rooms are read once for all of `sizes`."""
+    rooms: dict[Resource, int] | None = None
+    found: list[int] = []
+    for size in sizes:
+        if not any(quantity > 0 for quantity in size.values()):
+            usable = any(_usable(nodes, node, owner) for node in nodes.ordered())
+            found.append(1 << 30 if usable else 0)
+            continue
+        if rooms is None:
+            rooms = nodes.rooms(owner)
+        found.append(sum(_how_many(size, room) * count for room, count in rooms.items()))
+    return found
 
 
 def plan(nodes: NodeSet, sizes: Sequence[Resource], owner: str = "") -> list[Node] | None:

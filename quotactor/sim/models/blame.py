@@ -111,6 +111,11 @@ class Counterfactual:
     def refresh(self, now: float) -> None:
         """Room may have come or gone: re-charge the jobs whose answer changed. Called once
         per scheduling cycle, after its waits were reported."""
+        wanted = {alike.one_size: None for alike in self._by_sizes.values()
+                  if alike.one_size is not None and alike.one_size not in self._room_for}
+        if wanted:
+            found = self._scheduler.room_for(list(wanted), partition=self._partition)
+            self._room_for.update(zip(wanted, found, strict=True))
         for alike in self._by_sizes.values():
             room = self._has_room(alike)
             if room == alike.room:
@@ -127,8 +132,8 @@ class Counterfactual:
             return self._scheduler.has_room(alike.sizes, partition=self._partition)
         room = self._room_for.get(size)
         if room is None:
-            room = self._room_for[size] = self._scheduler.room_for(
-                size, partition=self._partition)
+            [room] = self._scheduler.room_for([size], partition=self._partition)
+            self._room_for[size] = room
         return alike.count <= room
 
     def _charge(self, job_id: str, entry: _Held, now: float, room: bool) -> None:
