@@ -19,10 +19,9 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
-from quotactor.actors.batch import deliver_batch, deliver_one
+from quotactor.actors.batch import apply_one, deliver_batch, route_queued
 from quotactor.actors.boundary import translate, translated
 from quotactor.actors.config import ApplyConfig, ConfigActor
-from quotactor.actors.known import NOT_KNOWN, apply_known
 from quotactor.actors.manager import Applied, ManagerActor, ReadPlan, SnapshotPlan
 from quotactor.actors.messages import (
     Kind,
@@ -36,13 +35,11 @@ from quotactor.actors.messages import (
 from quotactor.actors.runtime import (
     Busy,
     Reply,
-    Ticket,
     WorkerPool,
     call,
     here,
     on_main_thread,
     stop,
-    submit,
     unguarded,
 )
 from quotactor.actors.user_tracker import Result, Routing
@@ -52,7 +49,6 @@ from quotactor.core.decision import Decision
 from quotactor.core.errors import (
     InvalidRequest,
     ManagerClosed,
-    OperationTimeout,
     QuotactorError,
 )
 from quotactor.core.identity import UserGroup
@@ -455,17 +451,11 @@ class UserGroupManager:
 def _route_and_deliver(
     manager: ManagerActor, items: tuple[Increase | Decrease, ...], deadline: float
 ) -> list[Decision | None]:
-    if len(items) == 1:  # a running application's allocation or release: without the manager
-        known = apply_known(manager, items[0])
-        if known is not NOT_KNOWN:
-            return [known]  # type: ignore[list-item]  # narrowed: a Decision or None
+    if len(items) == 1:
+        return [apply_one(manager, items[0], deadline)]
     routed = here(manager, Route(items, deadline, None))
-    routing: Routing = (_route_queued(manager, items, deadline)
+    routing: Routing = (route_queued(manager, items, deadline)
                         if isinstance(routed, Busy) else routed)
-    if len(items) == 1:  # a single call: one routed item at most, or its refusal
-        if routing.refused:
-            raise routing.refused[0][1]
-        return [deliver_one(routing.routed[0], deadline) if routing.routed else None]
     results: list[Result] = [None] * len(items)
     failure = deliver_batch(routing, results, deadline)
     if routing.refused:
@@ -473,22 +463,6 @@ def _route_and_deliver(
     if failure is not None:
         raise failure
     return results  # type: ignore[return-value]  # no exception is left in it
-
-
-def _route_queued(
-    manager: ManagerActor, items: tuple[Increase | Decrease, ...], deadline: float
-) -> Routing:
-    """Route behind another caller: with a ticket, so that a wait that times out either
-    withdraws the items whole or waits for the routing the manager has begun."""
-    ticket = Ticket()
-    pending = submit(manager, Route(items, deadline, ticket))
-    try:
-        routing: Routing = pending.get(_left(deadline))
-    except OperationTimeout:
-        if ticket.abandon():
-            raise  # the manager will route nothing of it
-        routing = pending.get(None)  # taken: the manager never waits, its answer is coming
-    return routing
 
 
 def _left(deadline: float) -> float:

@@ -29,11 +29,16 @@ import operator
 import time
 from collections.abc import Callable, Sequence
 from itertools import compress
+from logging import INFO
 from operator import itemgetter
+from typing import Any
 
 from quotactor.actors.group_tracker import GroupTrackerActor
-from quotactor.actors.holding import holding, holding_in_order
-from quotactor.actors.runtime import BUSY, call
+from quotactor.actors.holding import holding, holding_in_order, let_go
+from quotactor.actors.known import NOT_KNOWN, apply_known
+from quotactor.actors.manager import ManagerActor
+from quotactor.actors.messages import Route
+from quotactor.actors.runtime import BUSY, Ticket, _guarded, _held, call, submit
 from quotactor.actors.user_tracker import (
     Result,
     Routing,
@@ -45,6 +50,8 @@ from quotactor.actors.user_tracker import (
     decide,
 )
 from quotactor.core.decision import Decision
+from quotactor.core.errors import OperationTimeout
+from quotactor.core.intake import Decrease, Increase
 from quotactor.core.tracker import (
     FAILED,
     GROUP_UNTRACKED,
@@ -55,7 +62,7 @@ from quotactor.core.tracker import (
 )
 from quotactor.logs import get_logger
 
-__all__ = ["deliver_batch", "deliver_one"]
+__all__ = ["apply_one", "deliver_batch", "deliver_one", "route_queued"]
 
 log = get_logger()
 
@@ -108,48 +115,92 @@ def deliver_batch(routing: Routing, results: list[Result], deadline: float) -> E
     return failures[0] if failures else None
 
 
+def apply_one(manager: ManagerActor, item: Increase | Decrease, deadline: float
+              ) -> Decision | None:
+    """A single call's validated change: its answer (a `Decision`, or None for a decrease),
+    or its failure raised.
+
+    Decided without the manager when its user and application are known
+    (`quotactor.actors.known`); else routed (on this thread when the manager is idle, behind
+    the other callers otherwise) and delivered (`deliver_one`).
+    """
+    known = apply_known(manager, item)
+    if known is not NOT_KNOWN:
+        return known  # type: ignore[return-value]  # narrowed: a Decision or None
+    msg: UserChange | None
+    if not _guarded() and manager._claim():  # routed here, as `here` would run its handler
+        held = _held
+        held.depth += 1
+        try:
+            msg = manager.route_held(item)
+        finally:
+            held.depth -= 1
+            let_go(manager)
+    else:
+        routing = route_queued(manager, (item,), deadline)
+        if routing.refused:
+            raise routing.refused[0][1]
+        msg = routing.routed[0] if routing.routed else None
+    return None if msg is None else deliver_one(msg, deadline)
+
+
+def route_queued(manager: ManagerActor, items: tuple[Increase | Decrease, ...],
+                 deadline: float) -> Routing:
+    """Route behind another caller: with a ticket, so that a wait that times out either
+    withdraws the items whole or waits for the routing the manager has begun (invariant 9)."""
+    ticket = Ticket()
+    pending = submit(manager, Route(items, deadline, ticket))
+    try:
+        routing: Routing = pending.get(_left(deadline))
+    except OperationTimeout:
+        if ticket.abandon():
+            raise  # the manager will route nothing of it
+        routing = pending.get(None)  # taken: the manager never waits, its answer is coming
+    return routing
+
+
 def deliver_one(msg: UserChange, deadline: float) -> Decision | None:
     """A single call's routed item: its answer (a `Decision`, or None for a decrease), or its
     failure raised.
 
-    Decided as a batch of one when its user and group trackers are idle: holding both, in one
+    Decided as a batch of one when its user and group trackers are idle: holding both
+    (claimed here and released in this frame's `finally`: invariants 3 and 7), in one
     compiled core call. With the group busy, the held user asks it by message at once (its
     holder runs the message as it lets go): under contention one thread then decides many
     callers' changes, where waiting for the group's turn, as a batch does, would hand the
-    claim from thread to thread, a switch per call. With the user busy, the item is one
-    message to it.
+    claim from thread to thread, a switch per call. With the user busy (or on the main
+    thread, which claims nothing: invariant 2), the item is one message to it.
     """
     user = msg.user_ref
-    group = msg.group_ref
-    actors = (user,) if group is None else (user, group)
-    answer = holding(actors, lambda held: _one_held(msg, len(actors), held, deadline))
-    if isinstance(answer, _UserBusy):
+    answer: Result
+    if _guarded() or not user._claim():
         [answer] = call(user, UserBatch((msg,), deadline), _left(deadline))
+    else:
+        group = msg.group_ref
+        held = _held
+        held.depth += 1
+        try:
+            if group is None or group._claim():
+                try:
+                    results: list[Result] = [None]
+                    notes = decide_held([msg], UserIncrease, results, user.idle)
+                    answer = results[0]
+                    if notes:
+                        failures: list[Exception] = []
+                        _explain([msg], notes, failures)
+                        if failures:
+                            answer = failures[0]
+                finally:
+                    if group is not None:
+                        let_go(group)
+            else:  # the group is busy: asked by message, holding the user
+                [[answer]] = decide(((user, (msg,)),), deadline)
+        finally:
+            held.depth -= 1
+            let_go(user)
     if isinstance(answer, Exception):
         raise answer
     return answer
-
-
-class _UserBusy:
-    """`deliver_one`'s user tracker was not idle: the item goes to it as a message."""
-
-
-_USER_BUSY = _UserBusy()
-
-
-def _one_held(msg: UserChange, count: int, held: list[int], deadline: float
-              ) -> Result | _UserBusy:
-    """`deliver_one`'s work, holding those of its `count` trackers that `held` names (the user
-    first): the item's answer or its failure, or `_USER_BUSY`."""
-    if not held or held[0] != 0:
-        return _USER_BUSY  # the group, if held, is released first: the user's handler may wait
-    if len(held) < count:  # the group is busy: asked by message, holding the user
-        [[answer]] = decide(((msg.user_ref, (msg,)),), deadline)
-        return answer
-    results: list[Result] = [None]
-    failures: list[Exception] = []
-    _decide_held([msg], [], [], results, failures)
-    return failures[0] if failures else results[0]
 
 
 def _decide_in_turn(
@@ -198,19 +249,27 @@ def _decide_held(
         return later
     # the manager's `idle` set (every tracker holds it): where the trackers left idle go
     notes = decide_held(mine, UserIncrease, results, mine[0].user_ref.idle)  # type: ignore[arg-type]
+    _explain(mine, notes, failures)
+    return later
+
+
+def _explain(mine: Sequence[UserChange], notes: list[tuple[int, int, Any]],
+             failures: list[Exception]) -> None:
+    """Log each of `decide_held`'s notes, as the trackers' handlers do, and collect the
+    failures."""
     for index, kind, detail in notes:  # refusals, decreases that changed nothing, failures
         msg = mine[index]
         tracker = msg.user_ref
         state = tracker.state
         if kind == REFUSED:
-            log.info("increase_refused", user=state.name, app=msg.app,
-                     queue=".".join(msg.parts), reason=str(detail))
+            if log.isEnabledFor(INFO):  # most hosts drop it: not built for nothing
+                log.info("increase_refused", user=state.name, app=msg.app,
+                         queue=".".join(msg.parts), reason=str(detail))
         elif kind == FAILED:
             log.exception("change_failed", user=state.name, app=msg.app, exc_info=detail)
             failures.append(detail)
         else:
             _ignored(state, msg.group_state, msg, kind)  # type: ignore[arg-type]  # a decrease
-    return later
 
 
 def _split(items: Sequence[UserChange], keep: Callable[[UserTrackerActor], bool]

@@ -26,7 +26,7 @@ from quotactor.actors.runtime import (
 )
 from quotactor.core.errors import ActorStopped, OperationTimeout
 
-__all__ = ["holding", "holding_in_order", "stop_all"]
+__all__ = ["holding", "holding_in_order", "let_go", "stop_all"]
 
 T = TypeVar("T")
 
@@ -62,14 +62,18 @@ def _release(actors: Sequence[Actor[Any]], held: list[int]) -> None:
     sender waits, as `_handle_inline` does), goes to the pool for one that may wait (this
     thread may still hold others); a waiter's turn (`_Handover`) there passes the claim on."""
     for position in held:
-        actor = actors[position]
-        if actor._let_go():
-            continue
-        # messages arrived meanwhile: the actor is still this thread's
-        if actor.handlers_wait:
-            actor._pool.schedule(actor._run_batch)
-        else:
-            actor._finish(_BATCH)
+        let_go(actors[position])
+
+
+def let_go(actor: Actor[Any]) -> None:
+    """Release a claim this thread holds (invariant 3), as `_release` does for each actor."""
+    if actor._let_go():
+        return
+    # messages arrived meanwhile: the actor is still this thread's
+    if actor.handlers_wait:
+        actor._pool.schedule(actor._run_batch)
+    else:
+        actor._finish(_BATCH)
 
 
 def holding_in_order(

@@ -60,9 +60,10 @@ from quotactor.actors.user_tracker import (
 )
 from quotactor.config.model import SchedulerConfig
 from quotactor.core.errors import ManagerClosed
+from quotactor.core.intake import Decrease, Increase
 from quotactor.core.limits import EMPTY_TABLE, LimitTable
 from quotactor.core.queue_path import ancestors
-from quotactor.core.routing import Views, route, settle
+from quotactor.core.routing import Views, route, route_one, settle
 from quotactor.core.tracker import GroupTrackerState, UserTrackerState
 from quotactor.logs import get_logger
 
@@ -265,6 +266,21 @@ class ManagerActor(Actor[ManagerMessage]):
             self.log.warning("decrease_ignored", user=name, app=app, queue=".".join(parts),
                              reason="unknown user")
         return Routing(routed, refused, users, groups)
+
+    def route_held(self, item: Increase | Decrease) -> UserIncrease | UserDecrease | None:
+        """Route a single call's item, run by the thread holding the manager's claim as its
+        handler would (`_route`'s steps for one item, without a message or lists): the item's
+        message, or None for a decrease of a user with nothing tracked; raises what a refused
+        item fails with (nothing changed then), `ManagerClosed` once stopped."""
+        with self.views_lock:
+            if self.closed:
+                raise ManagerClosed("the user group manager is stopped")
+            msg: UserIncrease | UserDecrease | None = route_one(
+                self.views, item, self.applied.table)
+        if msg is None:
+            self.log.warning("decrease_ignored", user=item[3].user, app=item[1],
+                             queue=".".join(item[0]), reason="unknown user")
+        return msg
 
     def _forgot(self, name: str) -> bool:
         """Forget an idle user's links (the starts it refused; it runs nothing): True if it

@@ -129,7 +129,7 @@ class QueueNode:
         Every mutation goes through `journal`, so the caller can undo a failure half-way.
         """
         record = journal.record
-        delta = usage.items()
+        delta = usage._values  # the dict itself: compiled code iterates it without a call
         node = self
         names = iter(parts[1:])
         while True:
@@ -163,7 +163,7 @@ class QueueNode:
         if nodes is None:
             return False
         record = journal.record
-        delta = usage.items()
+        delta = usage._values
         for node in nodes:
             record((ATTRIBUTE, node, "usage", node.usage))
             node.usage = _added(node.usage, delta, -1)
@@ -268,11 +268,14 @@ def merge_headroom(
     return merged
 
 
-def _added(usage: dict[str, int], delta: Iterable[tuple[str, int]], sign: int) -> dict[str, int]:
-    """A node's usage plus `sign * delta`, zeros pruned, as a new dict (the hot path)."""
+def _added(usage: dict[str, int], delta: dict[str, int], sign: int) -> dict[str, int]:
+    """A node's usage plus `sign * delta` (`sign` 1 or -1), zeros pruned, as a new dict (the
+    hot path: no multiplication, which compiled code does on boxed integers for quantities
+    of 2**31 and more, as memory in bytes is)."""
     total = dict(usage)
-    for name, quantity in delta:
-        value = total.get(name, 0) + sign * quantity
+    for name, quantity in delta.items():
+        current: int = total.get(name, 0)
+        value = current + quantity if sign > 0 else current - quantity
         if value:
             total[name] = value
         else:
@@ -334,4 +337,4 @@ def _finish_node(node: dict[str, Any]) -> dict[str, Any]:
 
 def positive(usage: Resource) -> dict[str, int]:
     """The quantities an increase adds (its positive ones): what `check_increase` checks."""
-    return {n: q for n, q in usage.items() if q > 0}
+    return {n: q for n, q in usage._values.items() if q > 0}

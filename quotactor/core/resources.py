@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
+from operator import itemgetter
 from typing import Any, TypeAlias
 
 __all__ = [
@@ -22,6 +23,11 @@ __all__ = [
 ResourceLike: TypeAlias = "Resource | Mapping[str, int]"
 
 _INT64_MAX = 2**63 - 1
+
+
+_STR = frozenset({str})
+_INT = frozenset({int})
+_QUANTITY_OF = itemgetter(1)
 
 
 class QuantityError(ValueError):
@@ -41,6 +47,13 @@ class Resource(Mapping[str, int]):
     _hash: int | None
 
     def __init__(self, values: Mapping[str, int] | Iterable[tuple[str, int]] | None = None):
+        if (type(values) is dict and _STR.issuperset(map(type, values))
+                and _INT.issuperset(map(type, values.values())) and "" not in values):
+            # the common case, checked without a step per item: names and plain integers
+            object.__setattr__(self, "_values", dict(values) if all(values.values())
+                               else dict(filter(_QUANTITY_OF, values.items())))
+            object.__setattr__(self, "_hash", None)
+            return
         items = (values.items() if type(values) is dict or isinstance(values, Mapping)
                  else (values or ()))
         clean: dict[str, int] = {}

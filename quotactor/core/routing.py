@@ -18,7 +18,7 @@ from quotactor.core.limits import LimitTable
 from quotactor.core.queue_path import ancestors
 from quotactor.core.tracker import GroupTrackerState, UserTrackerState
 
-__all__ = ["Views", "route", "settle"]
+__all__ = ["Views", "route", "route_one", "settle"]
 
 
 class Views:
@@ -179,6 +179,17 @@ def route(
                 group_state, user)))
         except Exception as exc:
             refused.append((position, exc))
+
+
+def route_one(views: Views, item: tuple[Any, ...], table: LimitTable) -> Any:
+    """`route` of one item: its message, or None for a decrease of a user with nothing
+    tracked; the item's failure raised (nothing changed then)."""
+    routed: list[Any] = []
+    refused: list[tuple[int, Exception]] = []
+    route(views, (item,), table, routed, refused, [], [], [])
+    if refused:
+        raise refused[0][1]
+    return routed[0] if routed else None
 
 
 def _unsettle(state: UserTrackerState, app: str) -> None:

@@ -380,7 +380,7 @@ def _decrease(
             return False
         if remove_app:
             undo.pop(links, app)
-            _unlink_app(root, app_paths, app, undo)
+            _unlink_app(root, app_paths, app, parts, undo)
     except BaseException:
         if journal is None:
             undo.rollback()
@@ -401,10 +401,13 @@ def _link_path(
 
 def _unlink_app(
     root: QueueNode, app_paths: dict[Any, set[tuple[str, ...]]], app: AppKey,
-    journal: Journal,
+    done: tuple[str, ...], journal: Journal,
 ) -> None:
+    """Forget `app` on every path it ran on but `done`, which the removing decrease has
+    already cleared (and pruned)."""
     for path in journal.pop(app_paths, app):
-        root.remove_app(path, app, journal)
+        if path != done:
+            root.remove_app(path, app, journal)
 
 
 def new_state(kind: str, name: str) -> UserTrackerState | GroupTrackerState:

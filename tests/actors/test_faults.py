@@ -104,6 +104,9 @@ def prepare(ugm: UserGroupManager) -> None:
     assert ugm.increase_tracked_resource("root.a.x", "sue-1", {"m": 5, "v": 1}, SUE)
     assert ugm.increase_tracked_resource("root.a.y", "sue-3", {"m": 2}, SUE)
     assert ugm.increase_tracked_resource("root.a.x", "bob-1", {"m": 3}, BOB)
+    # sue-1 runs on a second path too (with no usage there): its removal forgets it there
+    # (`QueueNode.remove_app`)
+    assert ugm.increase_tracked_resource("root.a.w", "sue-1", {}, SUE)
 
 
 OPERATIONS: dict[str, Callable[[UserGroupManager], Any]] = {
@@ -272,8 +275,10 @@ def test_the_running_applications_changes_are_decided_without_the_manager(
     ugm: UserGroupManager = start_ugm(TABLE)
     prepare(ugm)
     routes: list[Any] = []
-    original = ManagerActor._route
+    original, original_one = ManagerActor._route, ManagerActor.route_held
     monkeypatch.setattr(ManagerActor, "_route",
                         lambda self, msg: routes.append(msg) or original(self, msg))
+    monkeypatch.setattr(ManagerActor, "route_held",
+                        lambda self, item: routes.append(item) or original_one(self, item))
     OPERATIONS[operation](ugm)
     assert routes == []

@@ -37,15 +37,21 @@ def _off_main(work: Callable[[], Any]) -> Any:
 
 
 def _count_routes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many items the manager routes from now on (one entry per `Route`)."""
+    """How many items the manager routes from now on (one entry per `Route` or single
+    call's item)."""
     routes: list[int] = []
-    original = ManagerActor._route
+    original, original_one = ManagerActor._route, ManagerActor.route_held
 
     def counted(self: ManagerActor, msg: Any) -> Any:
         routes.append(len(msg.items))
         return original(self, msg)
 
+    def counted_one(self: ManagerActor, item: Any) -> Any:
+        routes.append(1)
+        return original_one(self, item)
+
     monkeypatch.setattr(ManagerActor, "_route", counted)
+    monkeypatch.setattr(ManagerActor, "route_held", counted_one)
     return routes
 
 

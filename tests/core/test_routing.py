@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from quotactor.core.identity import UserGroup
 from quotactor.core.limits import LimitEntry as L
 from quotactor.core.limits import LimitTable
 from quotactor.core.resources import Resource
-from quotactor.core.routing import Views, route
+from quotactor.core.routing import Views, route, route_one
 from quotactor.core.tracker import GroupTrackerState, UserTrackerState
 
 TABLE = LimitTable({"root": [L(groups=("dev", "ops"), max_resources={"m": 100})]})
@@ -87,3 +89,24 @@ def test_a_link_of_an_application_the_tracker_does_not_run_goes_once_settled() -
     assert _groups_routed(views, [(("root", "a"), "c", usage, sue)], ops_first) == ["dev"]
     state.handled = state.routed  # both handled; the tracker runs no "c"
     assert _groups_routed(views, [(("root", "a"), "c", usage, sue)], ops_first) == ["ops"]
+
+
+def test_route_one_routes_a_single_item_as_route_does() -> None:
+    """A single call's item: its message, None for a decrease of a user with nothing tracked,
+    and its failure raised with nothing changed."""
+    sue = UserGroup("sue", ["dev"])
+    usage = Resource({"m": 1})
+    views = _views()
+    assert route_one(views, (("root", "a"), "s1", usage, UserGroup("ann", ["dev"]), True),
+                     TABLE) is None
+    msg = route_one(views, (("root", "a"), "s1", usage, sue), TABLE)
+    assert (msg[2], msg[4], msg[9]) == ("s1", "dev", "tracker of sue")
+    state = views.user_states["sue"]
+    assert (state.routed, views.group_states["dev"].routed) == (1, 1)
+
+    class Unhashable(str):
+        __hash__ = None  # type: ignore[assignment]
+
+    with pytest.raises(TypeError):
+        route_one(views, (("root", "a"), Unhashable("s2"), usage, sue), TABLE)
+    assert state.routed == 1 and state.links == {"s1": "dev"}
