@@ -10,11 +10,16 @@ could the job have started now, i.e. do the nodes have room for all of its asks 
 not, the time is charged to the cluster (`node`, "full nodes"); if so, to the limit, and to
 every other limit that alone would hold the job too (named together, `A + B`: lifting either
 alone would not start it). The answer is kept current as room comes and goes: jobs are grouped
-by the sizes of their asks, and each size set is asked once per scheduling cycle.
+by the sizes of their asks. Most jobs ask several tasks of one size: for a size, the nodes'
+room is asked once per scheduling cycle (how many tasks of it they hold at once), and only the
+groups whose task count lies between that figure and the one before change their answer, so a
+cycle costs the groups it changes, not every group held. Jobs whose tasks differ in size are
+asked about one group at a time.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right, insort
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -64,6 +69,18 @@ class _SizeSet:
         self.room = False
 
 
+class _Band:
+    """The size sets whose asks are all of one size, by task count (the counts sorted), and
+    how many asks of that size the nodes held at once at the last look."""
+
+    __slots__ = ("counts", "room", "sets")
+
+    def __init__(self, room: int) -> None:
+        self.counts: list[int] = []
+        self.sets: dict[int, _SizeSet] = {}
+        self.room = room
+
+
 class Counterfactual:
     """Tells the recorder what holds each limit-held job back, by the counterfactual."""
 
@@ -76,6 +93,13 @@ class Counterfactual:
         self._queue_max = queue_max
         self._held: dict[str, _Held] = {}
         self._by_sizes: dict[Sizes, _SizeSet] = {}
+        self._bands: dict[Resource, _Band] = {}
+        """The size sets whose asks are all of one size, by that size."""
+        self._mixed: dict[Sizes, _SizeSet] = {}
+        """The size sets whose asks differ in size."""
+        self._new: list[_SizeSet] = []
+        """The size sets of one size made since the last refresh, looked at by the next
+        (their answer was asked when they were made, not with their band's)."""
         self._room_for: dict[Resource, int] = {}
         """How many asks of a size the nodes could take at once, asked once per cycle for all
         the jobs whose asks are all of that size."""
@@ -92,8 +116,7 @@ class Counterfactual:
         self._held[job_id] = entry
         alike = self._by_sizes.get(sizes)
         if alike is None:
-            alike = self._by_sizes[sizes] = _SizeSet(sizes)
-            alike.room = self._has_room(alike)
+            alike = self._by_sizes[sizes] = self._new_set(sizes)
         alike.jobs[job_id] = None
         self._charge(job_id, entry, now, alike.room)
 
@@ -105,36 +128,70 @@ class Counterfactual:
             return
         alike = self._by_sizes[entry.sizes]
         del alike.jobs[job_id]
-        if not alike.jobs:
-            del self._by_sizes[entry.sizes]
-
-    def refresh(self, now: float) -> None:
-        """Room may have come or gone: re-charge the jobs whose answer changed. Called once
-        per scheduling cycle, after its waits were reported."""
-        wanted = {alike.one_size: None for alike in self._by_sizes.values()
-                  if alike.one_size is not None and alike.one_size not in self._room_for}
-        if wanted:
-            found = self._scheduler.room_for(list(wanted), partition=self._partition)
-            self._room_for.update(zip(wanted, found, strict=True))
-        for alike in self._by_sizes.values():
-            room = self._has_room(alike)
-            if room == alike.room:
-                continue
-            alike.room = room
-            for job_id in alike.jobs:
-                self._charge(job_id, self._held[job_id], now, room)
-        self._read.clear()
-        self._room_for.clear()
-
-    def _has_room(self, alike: _SizeSet) -> bool:
+        if alike.jobs:
+            return
+        del self._by_sizes[entry.sizes]
         size = alike.one_size
         if size is None:
-            return self._scheduler.has_room(alike.sizes, partition=self._partition)
+            del self._mixed[entry.sizes]
+            return
+        band = self._bands[size]
+        del band.sets[alike.count]
+        del band.counts[bisect_right(band.counts, alike.count) - 1]
+        if not band.sets:
+            del self._bands[size]
+
+    def _new_set(self, sizes: Sizes) -> _SizeSet:
+        alike = _SizeSet(sizes)
+        size = alike.one_size
+        if size is None:
+            alike.room = self._scheduler.has_room(sizes, partition=self._partition)
+            self._mixed[sizes] = alike
+            return alike
         room = self._room_for.get(size)
         if room is None:
             [room] = self._scheduler.room_for([size], partition=self._partition)
             self._room_for[size] = room
-        return alike.count <= room
+        band = self._bands.get(size)
+        if band is None:
+            band = self._bands[size] = _Band(room)
+        band.sets[alike.count] = alike
+        insort(band.counts, alike.count)
+        alike.room = alike.count <= room
+        self._new.append(alike)
+        return alike
+
+    def refresh(self, now: float) -> None:
+        """Room may have come or gone: re-charge the jobs whose answer changed. Called once
+        per scheduling cycle, after its waits were reported."""
+        if self._bands:
+            sizes = list(self._bands)
+            found = self._scheduler.room_for(sizes, partition=self._partition)
+            for size, room in zip(sizes, found, strict=True):
+                band = self._bands[size]
+                low, high = sorted((band.room, room))
+                band.room = room
+                counts = band.counts
+                # only the sets whose count lies between the two figures can have changed
+                for count in counts[bisect_right(counts, low):bisect_right(counts, high)]:
+                    self._recharge(band.sets[count], count <= room, now)
+            for alike in self._new:
+                held = self._bands.get(alike.one_size) if alike.one_size is not None else None
+                if held is not None and held.sets.get(alike.count) is alike:
+                    self._recharge(alike, alike.count <= held.room, now)
+        self._new.clear()
+        for alike in self._mixed.values():
+            self._recharge(alike, self._scheduler.has_room(alike.sizes,
+                                                           partition=self._partition), now)
+        self._read.clear()
+        self._room_for.clear()
+
+    def _recharge(self, alike: _SizeSet, room: bool, now: float) -> None:
+        if room == alike.room:
+            return
+        alike.room = room
+        for job_id in alike.jobs:
+            self._charge(job_id, self._held[job_id], now, room)
 
     def _charge(self, job_id: str, entry: _Held, now: float, room: bool) -> None:
         if not room:
