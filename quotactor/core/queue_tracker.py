@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from quotactor.core.journal import ADDED, ATTRIBUTE, DISCARDED, ENTRY, MISSING, Journal
-from quotactor.core.limits import Limit
+from quotactor.core.limits import Limit, LimitTable
 from quotactor.core.resources import Resource
 
 __all__ = ["AppKey", "QueueNode", "Refusal", "LimitLookup", "merge_headroom", "positive"]
@@ -84,23 +84,26 @@ class QueueNode:
         paths: Sequence[str],
         app: AppKey,
         usage: Resource,
-        limit_at: LimitLookup,
+        table: LimitTable,
         kind: Literal["user", "group"],
         name: str,
         added: dict[str, int] | None = None,
     ) -> Refusal | None:
-        """The first limit (leaf to root) that this increase would break, or None.
+        """The first limit (leaf to root) that this increase of `kind` `name` would break
+        under `table`, or None.
 
         `paths` lists the queue paths leaf first. Only names the increase adds are checked
         (`added`: the positive quantities of `usage`, when the caller has them already), and
-        a running application does not count again.
+        a running application does not count again. The limits are looked up in the table
+        directly (compiled, a direct call each), not through a `LimitLookup`.
         """
         existing = self.walk_existing(parts)
         depth = len(parts)
         if added is None:  # inline (as `positive`): the reference model's path, unchanged
             added = {n: q for n, q in usage.items() if q > 0}
+        user = kind == "user"
         for i, path in enumerate(paths):
-            limit = limit_at(path)
+            limit = table.user_limit(path, name) if user else table.group_limit(path, name)
             if limit is None:
                 continue
             level = depth - 1 - i

@@ -69,8 +69,8 @@ class TrackerState:
         paths: list[str] | None, added: dict[str, int] | None,
     ) -> Refusal | None:
         return self.root.check_increase(
-            parts, ancestors(parts) if paths is None else paths, key, usage,
-            self.limit_lookup(table), self.kind, self.name, added,
+            parts, ancestors(parts) if paths is None else paths, key, usage, table, self.kind,
+            self.name, added,
         )
 
     def headroom(self, table: LimitTable, parts: tuple[str, ...]) -> dict[str, int] | None:
