@@ -233,21 +233,27 @@ class Backlog:
         not moved where no preemption can help (no reservation is made above a queue's
         maximum), or for room on the nodes where no preemption can help and the application
         is placed whole (it reserves no node: one node cannot hold all its asks)."""
+        seen: tuple[Wait, BlockToken | None] | None = None
+        may_preempt: bool | None = None
         for pending in app.asks.values():
             wait = pending.wait
             if wait is None:
                 return False
+            token = pending.blocked
+            if seen is not None and wait is seen[0] and token is seen[1]:
+                continue  # as the ask before (an application placed whole shares one)
+            seen = (wait, token)
             if wait.is_turn or wait.is_queue_count:
                 continue
-            token = pending.blocked
             if token is None or not self._still_blocked(token):
                 return False
             if wait.kind in ("user", "group"):
                 continue
-            if wait.is_queue_maximum and not self._may_preempt(app):
-                continue
-            if wait.kind == "node" and app.placed_whole and not self._may_preempt(app):
-                continue
+            if wait.is_queue_maximum or (wait.kind == "node" and app.placed_whole):
+                if may_preempt is None:
+                    may_preempt = self._may_preempt(app)
+                if not may_preempt:
+                    continue
             return False
         return True
 
