@@ -176,8 +176,11 @@ def release_all(p: PartitionCore, app: Application, *, reason: str) -> None:
             placeholders = True
             app.count_timed_out(allocation.task_group)
         total = total + allocation.resource
-        app.note(now, "released", f"{key} on {allocation.node_id} {allocation.resource}: "
-                 f"{reason}")
+    if len(keys) == 1:
+        app.note(now, "released", f"{keys[0]} on {allocation.node_id} {total}: {reason}")
+    else:
+        app.note(now, "released", f"{len(keys)} allocations ({keys[0]} first) on "
+                 f"{len(touched)} node(s), {total} in all: {reason}")
     for node in touched.values():
         p.nodes.changed(node)
     p.nodes.freed()
