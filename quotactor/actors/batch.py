@@ -29,9 +29,7 @@ import operator
 import time
 from collections.abc import Callable, Sequence
 from itertools import compress
-from logging import INFO
 from operator import itemgetter
-from typing import Any
 
 from quotactor.actors.group_tracker import GroupTrackerActor
 from quotactor.actors.holding import holding, holding_in_order, let_go
@@ -44,20 +42,15 @@ from quotactor.actors.user_tracker import (
     Routing,
     UserBatch,
     UserChange,
-    UserDecrease,
     UserIncrease,
     UserTrackerActor,
     decide,
+    explain,
 )
 from quotactor.core.decision import Decision
 from quotactor.core.errors import OperationTimeout
 from quotactor.core.intake import Decrease, Increase
 from quotactor.core.tracker import (
-    FAILED,
-    GROUP_UNTRACKED,
-    REFUSED,
-    GroupTrackerState,
-    UserTrackerState,
     decide_held,
 )
 from quotactor.logs import get_logger
@@ -187,7 +180,7 @@ def deliver_one(msg: UserChange, deadline: float) -> Decision | None:
                     answer = results[0]
                     if notes:
                         failures: list[Exception] = []
-                        _explain([msg], notes, failures)
+                        explain([msg], notes, failures)
                         if failures:
                             answer = failures[0]
                 finally:
@@ -249,27 +242,8 @@ def _decide_held(
         return later
     # the manager's `idle` set (every tracker holds it): where the trackers left idle go
     notes = decide_held(mine, UserIncrease, results, mine[0].user_ref.idle)  # type: ignore[arg-type]
-    _explain(mine, notes, failures)
+    explain(mine, notes, failures)
     return later
-
-
-def _explain(mine: Sequence[UserChange], notes: list[tuple[int, int, Any]],
-             failures: list[Exception]) -> None:
-    """Log each of `decide_held`'s notes, as the trackers' handlers do, and collect the
-    failures."""
-    for index, kind, detail in notes:  # refusals, decreases that changed nothing, failures
-        msg = mine[index]
-        tracker = msg.user_ref
-        state = tracker.state
-        if kind == REFUSED:
-            if log.isEnabledFor(INFO):  # most hosts drop it: not built for nothing
-                log.info("increase_refused", user=state.name, app=msg.app,
-                         queue=".".join(msg.parts), reason=str(detail))
-        elif kind == FAILED:
-            log.exception("change_failed", user=state.name, app=msg.app, exc_info=detail)
-            failures.append(detail)
-        else:
-            _ignored(state, msg.group_state, msg, kind)  # type: ignore[arg-type]  # a decrease
 
 
 def _split(items: Sequence[UserChange], keep: Callable[[UserTrackerActor], bool]
@@ -279,19 +253,6 @@ def _split(items: Sequence[UserChange], keep: Callable[[UserTrackerActor], bool]
     kept = list(map(keep, map(_TRACKER, items)))
     return (list(compress(items, kept)),
             list(compress(items, map(operator.not_, kept))))
-
-
-def _ignored(state: UserTrackerState, group: GroupTrackerState | None, msg: UserDecrease,
-             outcome: int) -> None:
-    """Say why a decrease changed nothing (or nothing of the group's), as the trackers do."""
-    if outcome == GROUP_UNTRACKED and group is not None:
-        log.warning("decrease_ignored", group=group.name, app=msg.app,
-                    queue=".".join(msg.parts), reason="not tracked")
-    else:
-        log.warning("decrease_ignored", user=state.name, app=msg.app,
-                    queue=".".join(msg.parts),
-                    reason="queue not tracked" if msg.app in state.app_groups
-                    else "unknown application")
 
 
 def _left(deadline: float) -> float:

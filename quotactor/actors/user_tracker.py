@@ -13,9 +13,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from logging import INFO
 from typing import Any, NamedTuple, Protocol
 
 from quotactor.actors.group_tracker import Counted, GroupTrackerActor, decide_change
+from quotactor.actors.holding import holding
 from quotactor.actors.messages import (
     GROUP_SKIP,
     NOT_KNOWN,
@@ -49,9 +51,12 @@ from quotactor.core.queue_tracker import Refusal
 from quotactor.core.resources import Resource
 from quotactor.core.tracker import (
     APPLIED,
+    FAILED,
     GROUP_UNTRACKED,
+    REFUSED,
     GroupTrackerState,
     UserTrackerState,
+    decide_held,
 )
 from quotactor.logs import get_logger
 
@@ -190,9 +195,7 @@ class UserTrackerActor(Counted, Actor[UserMessage]):
         if type(message) is Known:
             return decide_user(self, message)
         if isinstance(message, UserBatch):
-            if len(message.items) == 1:
-                return self._alone(message.items[0], message.deadline)
-            return decide(((self, message.items),), message.deadline)[0]
+            return self._share(message.items, message.deadline)
         state = self.state
         if isinstance(message, ReadPart):
             table, parts, app = message.table, message.parts, message.app
@@ -204,6 +207,20 @@ class UserTrackerActor(Counted, Actor[UserMessage]):
             answer(message.reply, lambda: state.snapshot(table))
             return None
         raise TypeError(f"unexpected message {type(message).__name__}")
+
+    def _share(self, items: tuple[UserChange, ...], deadline: float) -> Sequence[Result]:
+        """A call's or a batch's share sent to this tracker while another caller held it: held
+        with every group it names when they are all idle (claimed here and released by
+        `holding`: invariant 7), in one compiled core call; else by messages to the groups,
+        each change settled before the next is checked (`decide`, or `_alone` for one)."""
+        groups = list({msg.group_ref: None for msg in items if msg.group_ref is not None})
+        answers = holding(groups, lambda held: None if len(held) < len(groups)
+                          else _decide_share(items))
+        if answers is not None:
+            return answers
+        if len(items) == 1:
+            return self._alone(items[0], deadline)
+        return decide(((self, items),), deadline)[0]
 
     def _alone(self, msg: UserChange, deadline: float) -> tuple[Result]:
         """One change sent to this tracker while another caller held it (a single call's, or
@@ -457,3 +474,52 @@ def decide_user(tracker: UserTrackerActor, msg: Known) -> Decision | NotKnown | 
                     queue=".".join(parts),
                     reason="not tracked" if outcome == GROUP_UNTRACKED else "queue not tracked")
     return None
+
+
+def _decide_share(items: tuple[UserChange, ...]) -> list[Result]:
+    """One user's changes, its tracker and their groups held, in one compiled core call
+    (`decide_held`, which counts them handled and marks the trackers it leaves idle): the
+    answers, aligned with `items`."""
+    results: list[Result] = [None] * (max(msg.position for msg in items) + 1)
+    notes = decide_held(list(items), UserIncrease, results, items[0].user_ref.idle)
+    failures: list[Exception] = []
+    explain(items, notes, failures)
+    answers = [results[msg.position] for msg in items]
+    for index, kind, detail in notes:
+        if kind == FAILED:
+            answers[index] = detail
+    return answers
+
+
+def explain(mine: Sequence[UserChange], notes: list[tuple[int, int, Any]],
+             failures: list[Exception]) -> None:
+    """Log each of `decide_held`'s notes, as the trackers' handlers do, and collect the
+    failures."""
+    for index, kind, detail in notes:  # refusals, decreases that changed nothing, failures
+        msg = mine[index]
+        tracker = msg.user_ref
+        state = tracker.state
+        if kind == REFUSED:
+            if log.isEnabledFor(INFO):  # most hosts drop it: not built for nothing
+                log.info("increase_refused", user=state.name, app=msg.app,
+                         queue=".".join(msg.parts), reason=str(detail))
+        elif kind == FAILED:
+            log.exception("change_failed", user=state.name, app=msg.app, exc_info=detail)
+            failures.append(detail)
+        else:
+            _ignored(state, msg.group_state, msg, kind)  # type: ignore[arg-type]  # a decrease
+
+
+def _ignored(state: UserTrackerState, group: GroupTrackerState | None, msg: UserDecrease,
+             outcome: int) -> None:
+    """Say why a decrease changed nothing (or nothing of the group's), as the trackers do."""
+    if outcome == GROUP_UNTRACKED and group is not None:
+        log.warning("decrease_ignored", group=group.name, app=msg.app,
+                    queue=".".join(msg.parts), reason="not tracked")
+    else:
+        log.warning("decrease_ignored", user=state.name, app=msg.app,
+                    queue=".".join(msg.parts),
+                    reason="queue not tracked" if msg.app in state.app_groups
+                    else "unknown application")
+
+
