@@ -108,7 +108,16 @@ def test_the_partition_view_has_yunikorns_fields(busy, web_db) -> None:
 
 def test_events_are_kept_per_application_and_bounded(start_scheduler) -> None:
     s = start_scheduler(CONFIG, options=SchedulerOptions(event_limit=5))
-    s.submit("app-1", SUE, queue="root.a", asks=[Ask(f"k{i}", {"vcore": 100}) for i in range(9)])
+    s.submit("app-1", SUE, queue="root.a", asks=[Ask("k0", {"vcore": 100})])
+    for i in range(1, 9):
+        s.add_ask("app-1", Ask(f"k{i}", {"vcore": 100}))
     events = s.events("app-1")
     assert len(events) == 5
     assert events[-1].message == "k8 {vcore: 100} priority 0"
+
+
+def test_the_first_asks_of_an_application_are_noted_once(start_scheduler) -> None:
+    s = start_scheduler(CONFIG)
+    s.submit("app-1", SUE, queue="root.a", asks=[Ask(f"k{i}", {"vcore": 100}) for i in range(9)])
+    asked = [e.message for e in s.events("app-1") if e.kind == "ask"]
+    assert asked == ["9 asks (k0 first), {vcore: 900} in all, priority 0"]

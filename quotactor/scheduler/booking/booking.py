@@ -50,9 +50,11 @@ def allocate_all(p: PartitionCore, app: Application,
     """Charge the total of `planned` once (user and group, then queues), then place each ask
     on its planned node; otherwise the limit that refused the total, named on the first ask.
     A refusal leaves nothing to undo."""
-    total = Resource()
+    summed: dict[str, int] = {}
     for pending, _ in planned:
-        total = total + pending.ask.resource
+        for name, quantity in pending.ask.resource.items():
+            summed[name] = summed.get(name, 0) + quantity
+    total = Resource(summed)
     wait = p.accounting.charge(app, total)
     if wait is not None:
         return Wait(wait.kind, wait.name, wait.queue_path, wait.limit, wait.detail,

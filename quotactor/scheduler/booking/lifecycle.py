@@ -162,11 +162,11 @@ def release_all(p: PartitionCore, app: Application, *, reason: str) -> None:
     if not keys:
         return
     now = p.now()
-    total = Resource()
+    summed: dict[str, int] = {}
     placeholders = False
     touched: dict[str, Node] = {}
-    for key in keys:
-        allocation = app.remove_allocation(key)
+    for allocation in app.remove_allocations(keys):
+        key = allocation.key
         p.releases.settle(app.application_id, key)
         node = p.nodes.nodes.get(allocation.node_id)
         if node is not None:
@@ -175,7 +175,9 @@ def release_all(p: PartitionCore, app: Application, *, reason: str) -> None:
         if allocation.placeholder:
             placeholders = True
             app.count_timed_out(allocation.task_group)
-        total = total + allocation.resource
+        for name, quantity in allocation.resource.items():
+            summed[name] = summed.get(name, 0) + quantity
+    total = Resource(summed)
     if len(keys) == 1:
         app.note(now, "released", f"{keys[0]} on {allocation.node_id} {total}: {reason}")
     else:
@@ -232,7 +234,7 @@ def after_release(p: PartitionCore, app: Application, placeholder: bool, now: fl
 def drop_asks(p: PartitionCore, app: Application, keys: Iterable[str], *, timed_out: bool) -> None:
     """Forget pending asks (placeholder asks count as timed out when `timed_out`)."""
     queue = app.queue
-    removed = [app.remove_ask(key) for key in list(keys)]
+    removed = app.remove_asks(list(keys))
     if queue is not None and removed:
         queue.asks_removed(app, removed)
     if timed_out:

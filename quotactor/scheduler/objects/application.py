@@ -8,7 +8,7 @@ place.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -179,12 +179,39 @@ class Application:
             group.count += 1
         self._asks_changed()
 
-    def remove_ask(self, key: str) -> Ask:
-        pending = self.asks.pop(key)
-        self.pending = self.pending - pending.ask.resource
-        self._count_priority(pending.ask.priority, -1)
+    def add_new_asks(self, asks: Sequence[Ask], now: float, seqs: Sequence[int]) -> Resource:
+        """Add asks whose keys are new and distinct (the `seqs` theirs), as `add_ask` of each
+        would; returns their total."""
+        total: dict[str, int] = {}
+        for ask, seq in zip(asks, seqs, strict=True):
+            self._count_priority(ask.priority, 1)
+            self.asks[ask.key] = PendingAsk(ask, now, seq)
+            for name, quantity in ask.resource.items():
+                total[name] = total.get(name, 0) + quantity
+            if ask.placeholder:
+                group = self.progress.get(ask.task_group)
+                if group is None:
+                    group = self.progress[ask.task_group] = _GroupProgress(ask.resource)
+                group.count += 1
+        added = Resource(total)
+        self.pending = self.pending + added
         self._asks_changed()
-        return pending.ask
+        return added
+
+    def remove_asks(self, keys: Iterable[str]) -> list[Ask]:
+        """Forget pending asks; returns them."""
+        removed: list[Ask] = []
+        total: dict[str, int] = {}
+        for key in keys:
+            ask = self.asks.pop(key).ask
+            removed.append(ask)
+            self._count_priority(ask.priority, -1)
+            for name, quantity in ask.resource.items():
+                total[name] = total.get(name, 0) + quantity
+        if removed:
+            self.pending = self.pending - Resource(total)
+            self._asks_changed()
+        return removed
 
     def sorted_asks(self) -> list[PendingAsk]:
         """Pending asks, highest priority first, then in arrival order."""
@@ -233,6 +260,23 @@ class Application:
         self.allocated = self.allocated + Resource(total)
         self.max_allocated = self.max_allocated.component_max(
             self.allocated + self.placeholder_allocated)
+
+    def remove_allocations(self, keys: Iterable[str]) -> list[Allocation]:
+        """Remove allocations, as `remove_allocation` of each would; returns them."""
+        removed: list[Allocation] = []
+        real: dict[str, int] = {}
+        held: dict[str, int] = {}
+        for key in keys:
+            allocation = self.allocations.pop(key)
+            removed.append(allocation)
+            total = held if allocation.placeholder else real
+            for name, quantity in allocation.resource.items():
+                total[name] = total.get(name, 0) + quantity
+        if held:
+            self.placeholder_allocated = self.placeholder_allocated - Resource(held)
+        if real:
+            self.allocated = self.allocated - Resource(real)
+        return removed
 
     def remove_allocation(self, key: str) -> Allocation:
         allocation = self.allocations.pop(key)

@@ -276,11 +276,11 @@ class Partition:
         now = self.now()
         queue = app.queue
         assert queue is not None
-        for ask in asks:
-            app.add_ask(ask, now, self.next_seq())
-            app.note(now, "ask", f"{ask.key} {ask.resource} priority {ask.priority}")
-            if app.state is S.NEW:
-                transition(self, app, Trigger.RUN, "first ask added", now)
+        total = app.add_new_asks(asks, now, [self.next_seq() for _ in asks])
+        app.note(now, "ask", f"{len(asks)} asks ({asks[0].key} first), {total} in all, "
+                 f"priority {app.priority}")
+        if app.state is S.NEW:
+            transition(self, app, Trigger.RUN, "first ask added", now)
         queue.asks_added(app, asks)
         self.fresh[app.application_id] = app
 
