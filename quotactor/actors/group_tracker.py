@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from logging import INFO, getLogger
 from typing import Any
 
 from quotactor.actors.messages import (
@@ -32,6 +33,9 @@ from quotactor.core.tracker import (
 from quotactor.logs import get_logger
 
 log = get_logger()
+EVENTS = getLogger("quotactor")
+"""Where `log`'s events go (`quotactor.logs`): asked whether it takes INFO before an info
+event's fields are built (asking `log` itself binds a logger first)."""
 
 
 class Counted:
@@ -173,6 +177,7 @@ def decide_change(
         raise
     if refusal is None:
         return ACCEPTED
-    log.info("increase_refused", user=user.name, app=app, queue=".".join(parts),
-             reason=str(refusal))
+    if EVENTS.isEnabledFor(INFO):
+        log.info("increase_refused", user=user.name, app=app, queue=".".join(parts),
+                 reason=str(refusal))
     return Decision(False, refusal)

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from logging import INFO
 from typing import Any, NamedTuple, Protocol
 
-from quotactor.actors.group_tracker import Counted, GroupTrackerActor, decide_change
+from quotactor.actors.group_tracker import EVENTS, Counted, GroupTrackerActor, decide_change
 from quotactor.actors.holding import holding
 from quotactor.actors.messages import (
     GROUP_SKIP,
@@ -500,7 +500,7 @@ def explain(mine: Sequence[UserChange], notes: list[tuple[int, int, Any]],
         tracker = msg.user_ref
         state = tracker.state
         if kind == REFUSED:
-            if log.isEnabledFor(INFO):  # most hosts drop it: not built for nothing
+            if EVENTS.isEnabledFor(INFO):  # most hosts drop it: not built for nothing
                 log.info("increase_refused", user=state.name, app=msg.app,
                          queue=".".join(msg.parts), reason=str(detail))
         elif kind == FAILED:
