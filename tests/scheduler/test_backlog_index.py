@@ -266,3 +266,31 @@ def test_jobs_placed_whole_waiting_for_room_are_not_looked_at(
     made = s.schedule()
     # 2 + 3 tasks; wide-2's 4 do not fit the 3 nodes left, wide-3's 2 do
     assert {a.application_id for a in made} == {"wide-0", "wide-1", "wide-3"}
+
+
+def test_a_release_wakes_only_the_jobs_placed_whole_it_makes_room_for(
+        start_scheduler, looked_at) -> None:
+    """Jobs placed whole whose tasks all ask one size wait on a counter per task count: a
+    release that frees three nodes looks at the jobs of two and three tasks, not at the
+    wider ones."""
+    from quotactor.scheduler.objects.application import ALL_OR_NOTHING
+
+    whole = {ALL_OR_NOTHING: "true"}
+    s = start_scheduler(ROOM)
+    for i in range(8):
+        s.add_node(f"n{i}", ONE)
+    s.submit("three", UserGroup("bob"), queue="root.work", tags=whole,
+             asks=[Ask(f"h{i}", ONE) for i in range(3)])
+    s.submit("five", UserGroup("bob"), queue="root.work", tags=whole,
+             asks=[Ask(f"h{i}", ONE) for i in range(5)])
+    tasks = {f"wide-{i}": 2 + i % 6 for i in range(120)}
+    for app_id, count in tasks.items():
+        s.submit(app_id, UserGroup(f"u-{app_id}"), queue="root.work", tags=whole,
+                 asks=[Ask(f"k{t}", ONE) for t in range(count)])
+    assert {a.application_id for a in s.schedule()} == {"three", "five"}
+    s.schedule()
+    looked_at.clear()
+    s.remove_application("three")
+    assert {a.application_id for a in s.schedule()} == {"wide-0"}  # two tasks, first
+    assert looked_at and {tasks[app_id] for app_id in looked_at} <= {2, 3}
+    assert s.why_pending("wide-5").kind == "node"

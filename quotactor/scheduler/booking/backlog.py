@@ -40,6 +40,7 @@ what the scheduler decides, not of the index, so the reference mode keeps turns 
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -81,6 +82,11 @@ def _merged(first: list[LineEntry], second: list[LineEntry]) -> list[LineEntry]:
     return first
 
 
+def _one_size_key(count: int, size: Resource) -> str:
+    """The whole counter's name for `count` asks all of `size`."""
+    return f"{count} x {size}"
+
+
 class Backlog:
     """Where each pending application waits: parked, in a line, ready, or to be screened."""
 
@@ -106,8 +112,13 @@ class Backlog:
         """Per queue, the sizes its maximum holds back (see `room_counter`)."""
         self._node_counters: dict[Resource, Counter] = {}
         self._wholes: dict[str, tuple[Resource, tuple[Resource, ...], str]] = {}
-        """Per whole counter (`whole_counter`), the total and the sizes it waits to place, and
-        the application whose reservations they may use."""
+        """Per whole counter (`whole_counter`) of asks that differ in size or may use an
+        application's reservations, the total and the sizes it waits to place, and that
+        application."""
+        self._whole_counts: dict[Resource, list[int]] = {}
+        """Per size, the ask counts (sorted) of the whole counters of asks all of that size
+        and no reservation (`whole_counter`): the nodes hold such a set at once exactly when
+        they hold that many asks of the size, so a release wakes a prefix of each list."""
         self._room_counters: dict[tuple[str, Resource], Counter] = {}
         """The counters named so far, so that naming one does not format a size each time
         (asks usually come in few sizes; forgotten past `_MAX_NAMED`, as a live scheduler may
@@ -274,6 +285,17 @@ class Backlog:
                 if self.nodes.find_fit(shape) is not None:
                     del self._shapes[shape_key]
                     self.wake(("node", shape_key))
+            if self._whole_counts:
+                alike = list(self._whole_counts)
+                for size, fitting in zip(alike, whole.room_for(self.nodes, alike), strict=True):
+                    counts = self._whole_counts[size]
+                    fit = bisect_right(counts, fitting)
+                    for count in counts[:fit]:
+                        self.wake(("whole", _one_size_key(count, size)))
+                    if fit == len(counts):
+                        del self._whole_counts[size]
+                    else:
+                        del counts[:fit]
             if self._wholes:
                 rooms = {"": whole.free_room(self.nodes)}
                 for whole_key, (total, sizes, owner) in list(self._wholes.items()):
@@ -308,6 +330,13 @@ class Backlog:
         together: it moves only when capacity was freed and the nodes hold all of them at
         once again (`whole.plan`). `owner` names the application when nodes it reserved (by
         preempting) count as its room; applications without reservations share counters."""
+        first = sizes[0] if sizes else None
+        if first is not None and not owner and all(size == first for size in sizes):
+            counts = self._whole_counts.setdefault(first, [])
+            at = bisect_left(counts, len(sizes))
+            if at == len(counts) or counts[at] != len(sizes):
+                counts.insert(at, len(sizes))  # dropped when woken, as `_wholes`
+            return ("whole", _one_size_key(len(sizes), first))
         key = ",".join(str(size) for size in sizes) + (f"@{owner}" if owner else "")
         if key not in self._wholes:  # dropped when woken, so never more than those parked
             total = Resource()
