@@ -112,11 +112,14 @@ class QueueNode:
                 running = node.running if node is not None else ()
                 if app not in running and len(running) + 1 > limit.max_applications:
                     return _apps_refusal(kind, name, path, len(running), limit.max_applications)
-            if limit.max_resources and added:
+            caps = limit.max_resources
+            if caps and added:
                 current = node.usage if node is not None else _NO_USAGE
                 for res, delta in added.items():
-                    cap = limit.max_resources.get(res)
-                    if cap is not None and current.get(res, 0) + delta > cap:
+                    if res not in caps:  # `in` and `[]`: no method call on the mapping proxy
+                        continue
+                    cap = caps[res]
+                    if current.get(res, 0) + delta > cap:
                         return Refusal(
                             kind, name, path, "resources",
                             f"{res} usage {current.get(res, 0)} + {delta} above maxResources"
