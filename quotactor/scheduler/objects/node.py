@@ -304,7 +304,10 @@ class NodeSet:
 def _asks_some(resource: Resource) -> bool:
     """Whether `resource` asks a positive quantity of something (then only a node with room
     can take it)."""
-    return any(quantity > 0 for quantity in resource.values())
+    for quantity in resource.values():  # a loop, not `any`: asked per node change
+        if quantity > 0:
+            return True
+    return False
 
 
 def _add_to(total: dict[str, int], resource: Resource | None, sign: int) -> None:

@@ -46,10 +46,13 @@ def plan_asks(job: Job, largest_node: Resource, packing: Packing = "dense") -> t
             per_ask = max(1, _per_node(group.resources, largest_node))
         left = group.count
         index = 0
+        sizes: dict[int, Resource] = {}  # one size object for all the asks alike
         while left > 0:
             take = min(per_ask, left)
-            plans.append(AskPlan(f"{job.job_id}-{group.name}-{index}",
-                                 group.resources.scaled(take)))
+            size = sizes.get(take)
+            if size is None:
+                size = sizes[take] = group.resources.scaled(take)
+            plans.append(AskPlan(f"{job.job_id}-{group.name}-{index}", size))
             left -= take
             index += 1
     return tuple(plans)
