@@ -340,9 +340,19 @@ class Cycle:
         asks = app.sorted_asks()
         lead = asks[0]
         token = lead.blocked
-        if token is None or not self.p.accounting.still_blocked(token):
-            return None
         backlog = self.p.backlog
+        if token is None:
+            return None
+        if not self.p.accounting.still_blocked(token):
+            wait = lead.wait
+            queue = app.queue
+            if wait is not None and wait.is_queue_maximum and queue is not None:
+                over = queue.over_max(app.pending)
+                if over is not None and over.path == token[1]:
+                    # the release there left no room for all of it: it waits as before,
+                    # unattempted (as `_blockers` keeps an ask of such a queue)
+                    return {backlog.room_counter(over.path, app.pending)}
+            return None
         if token[0] == "node":
             sizes = tuple(pending.ask.resource for pending in asks)
             owns = any((app.application_id, pending.ask.key) in self.p.contention.reservations
