@@ -377,3 +377,39 @@ def test_a_start_forgets_the_admissions_its_counts_gave(start_scheduler, config,
     s.remove_application("holder")
     assert [a.application_id for a in s.schedule()] == ["big"]
     assert counts["app_refusal"] == reads
+
+
+def test_jobs_placed_whole_held_by_a_queue_maximum_are_not_attempted_again(
+        start_scheduler, monkeypatch) -> None:
+    """A release under a queue's maximum wakes the jobs placed whole it could make room for;
+    once the first has taken that room, the others still held by the same maximum are set
+    aside unattempted, keeping their reason."""
+    from quotactor.scheduler.objects.application import ALL_OR_NOTHING
+    from quotactor.scheduler.partition.cycle import Cycle
+
+    whole = {ALL_OR_NOTHING: "true"}
+    s = start_scheduler(PLAIN.replace(
+        "          - name: work\n",
+        "          - name: work\n            resources:\n              max: {vcore: 4}\n"))
+    s.add_node("n1", {"vcore": 64000})
+    s.submit("three", UserGroup("bob"), queue="root.work", tags=whole,
+             asks=[Ask(f"k{t}", ONE) for t in range(3)])
+    s.submit("one", UserGroup("ann"), queue="root.work", asks=[Ask("k", ONE)])
+    for i in range(20):
+        s.submit(f"w{i}", UserGroup(f"u{i}"), queue="root.work", tags=whole,
+                 asks=[Ask("a", ONE), Ask("b", ONE)])
+    assert {a.application_id for a in s.schedule()} == {"three", "one"}
+    s.schedule()
+    attempts: list[str] = []
+    original = Cycle._allocate_app
+
+    def spy(self, leaf, app):
+        attempts.append(app.application_id)
+        return original(self, leaf, app)
+
+    monkeypatch.setattr(Cycle, "_allocate_app", spy)
+    s.remove_application("three")
+    assert [a.application_id for a in s.schedule()] == ["w0", "w0"]
+    assert attempts == ["w0"]
+    wait = s.why_pending("w19")
+    assert (wait.kind, wait.name, wait.limit) == ("queue", "root.work", "resources")
