@@ -359,8 +359,10 @@ class Actor(Generic[M_contra]):
     @final
     def _finish(self, budget: int) -> None:
         """Handle up to `budget` waiting messages, then release the actor (invariant 3), or
-        give it, still claimed, to its pool when messages wait beyond the budget."""
-        mailbox, items = self._mailbox, self._items
+        give it, still claimed, to its pool when messages wait beyond the budget. Each runs
+        counted as held (`_held.depth`), so that its nested claims of actors whose handlers
+        may wait go to their pools (invariant 6), wherever this was called from."""
+        mailbox, items, held = self._mailbox, self._items, _held
         while True:
             mailbox.acquire()
             if not items:  # a stopped actor's inbox is empty too
@@ -379,14 +381,17 @@ class Actor(Generic[M_contra]):
                     reply.set(None)  # type: ignore[union-attr]  # a handover has its reply
                     return
                 continue  # its waiter gave up: on with the inbox
+            held.depth += 1
             try:
                 answer = self._dispatch(message)
             except BaseException as exc:
+                held.depth -= 1
                 if reply is not None:
                     reply.fail(exc)
                 else:
                     _log_failure(self, message)
             else:
+                held.depth -= 1
                 if reply is not None:
                     reply.set(answer)
 

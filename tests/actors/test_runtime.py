@@ -174,6 +174,26 @@ def test_a_nested_holder_leaves_waiting_messages_of_a_waiting_actor_to_the_pool(
     assert value == "queued" and thread.startswith("quotactor-test")
 
 
+def test_a_queued_handler_leaves_waiting_messages_of_a_waiting_actor_to_the_pool(
+    started: Any,
+) -> None:
+    """As above, when the outer handler is one that waited in the inbox of an actor that never
+    waits (the manager), run by its holder as it lets go: it still counts as held (invariant
+    6), so the inner actor's waiting messages go to the pool, not to the outer's holder (which
+    may hold a lock a user tracker's handler takes)."""
+    outer, inner = started(NeverWaits), started()
+    holder, release = hold(outer)
+    began, inner_release = threading.Event(), threading.Event()
+    deliver(outer, Nested(inner, Block(began, inner_release)))  # queued behind the hold
+    release.set()
+    assert began.wait(WAIT)  # the holder runs the queued handler, holding `inner` inline
+    deliver(inner, Append("queued"))
+    inner_release.set()
+    holder.join(WAIT)
+    [(value, thread)] = call(inner, "seen", WAIT)
+    assert value == "queued" and thread.startswith("quotactor-test")
+
+
 def test_a_nested_holder_runs_waiting_messages_of_an_actor_that_never_waits(
     started: Any,
 ) -> None:
