@@ -358,8 +358,9 @@ class UserGroupManager:
         return _root_usage(self.group_usage(group_name))
 
     def stats(self) -> dict[str, int]:
-        """Live trackers, retired trackers, and operations in flight (called and not yet
-        answered); for metrics and tests."""
+        """Live trackers, retired trackers, application group links held (`links`: running
+        applications and those with operations in flight), and operations in flight (called
+        and not yet answered); for metrics and tests."""
         manager = self._manager_ref()
         result: dict[str, int] = self._perform(
             lambda deadline: call(manager, Stats(), _left(deadline)))

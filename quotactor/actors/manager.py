@@ -19,10 +19,10 @@ a tracker evicted from the warm list is queued behind anything sent to it before
 reads are still answered.
 
 Group links: a route links a new application to its group before the tracker applies its
-start, and keeps the link until the tracker no longer runs it (a refused start, a removal
-applied) and nothing routed to the user is on its way (`quotactor.core.routing.settle`): so a
-removal that fails or removes nothing leaves the link in place, and a refused start links
-nothing for later.
+start, and the link stays until the tracker no longer runs it (a refused start, a removal
+applied) and has handled every item routed for it; the tracker's holder then drops it
+(`quotactor.core.tracker.settle_link`, invariant 13): so a removal that fails or removes
+nothing leaves the link in place, and a refused start links nothing for later.
 
 Application ids: an id is its user's, as in YuniKorn's user group manager: the same id for two
 users is two applications, in their trackers and in their group's (keyed by id and user, see
@@ -63,7 +63,7 @@ from quotactor.core.errors import ManagerClosed
 from quotactor.core.intake import Decrease, Increase
 from quotactor.core.limits import EMPTY_TABLE, LimitTable
 from quotactor.core.queue_path import ancestors
-from quotactor.core.routing import Views, route, route_one, settle
+from quotactor.core.routing import Views, route, route_one
 from quotactor.core.tracker import GroupTrackerState, UserTrackerState
 from quotactor.logs import get_logger
 
@@ -207,6 +207,8 @@ class ManagerActor(Actor[ManagerMessage]):
                 "users": len(self.users),
                 "groups": len(self.groups),
                 "retired": self.retired,
+                "links": sum(len(state.links) for state in self.user_states.values()
+                             if state.links is not None),
             }
         if isinstance(message, Shutdown):
             return self._shutdown()
@@ -224,7 +226,7 @@ class ManagerActor(Actor[ManagerMessage]):
             self._sweep()
             self.sweep_users_at = _next_sweep(len(self.users))
         ref = self.warm_users.pop(name, None) or UserTrackerActor(
-            self.user_pool, name, self.idle)
+            self.user_pool, name, self.idle, self.views_lock)
         self.users[name] = ref
         self.user_states[name] = ref.state
         ref.state.tracker = ref  # while listed (see `TrackerState`)
@@ -283,8 +285,9 @@ class ManagerActor(Actor[ManagerMessage]):
         return msg
 
     def _forgot(self, name: str) -> bool:
-        """Forget an idle user's links (the starts it refused; it runs nothing): True if it
-        was idle, False if it runs something."""
+        """Forget an idle user's links (it runs nothing and every item routed to it is
+        handled, so its holders dropped them all: invariant 13): True if it was idle, False if
+        it runs something."""
         state = self.user_states.get(name)
         if state is None or not _idle(self.users.get(name)):
             return False
@@ -294,7 +297,7 @@ class ManagerActor(Actor[ManagerMessage]):
     def _forget(self, name: str) -> None:
         """Forget a listed user's links."""
         state = self.user_states[name]
-        state.links = state.unsettled = None
+        state.links = None
 
     def _sweep(self) -> None:
         """Retire every idle tracker. Each adds itself to `idle` when it becomes idle (a set:
@@ -357,11 +360,9 @@ class ManagerActor(Actor[ManagerMessage]):
     def _plan_read(self, msg: PlanRead) -> ReadPlan:
         name = msg.user.user
         state = self.user_states.get(name)
-        if state is not None:
-            settle(state)  # links of starts refused or applications removed: gone
-        app_links = state.links if state is not None and state.links is not None else {}
-        if msg.app in app_links:
-            group = app_links[msg.app]
+        link = None if state is None or state.links is None else state.links.get(msg.app)
+        if link is not None:
+            group = link.group
         else:
             group = self.table.resolve_group(ancestors(msg.parts), msg.user.groups)
         return ReadPlan(
@@ -414,7 +415,7 @@ class ManagerActor(Actor[ManagerMessage]):
         self.users.clear()
         self.groups.clear()
         for user_state in self.user_states.values():
-            user_state.tracker = user_state.links = user_state.unsettled = None
+            user_state.tracker = user_state.links = None
         for group_state in self.group_states.values():
             group_state.tracker = None
         self.user_states.clear()

@@ -55,13 +55,14 @@ from quotactor.core.tracker import (
     GROUP_UNTRACKED,
     REFUSED,
     GroupTrackerState,
+    Link,
     UserTrackerState,
     decide_held,
+    settle_link,
 )
 from quotactor.logs import get_logger
 
 log = get_logger()
-_MISSING = object()
 _new = tuple.__new__  # a named tuple's own `__new__` is a Python function
 
 
@@ -94,7 +95,8 @@ class Routing(NamedTuple):
 class UserIncrease(NamedTuple):
     """An increase routed to a user tracker. Both routed changes share their first six
     fields' layout (the group's tracker at 5) and end with the states of the user's and the
-    group's trackers and the user's tracker, so a batch's held items go to one compiled core
+    group's trackers, the user's tracker and the application's `Link` (counted handled by
+    whoever handles the item: invariant 13), so a batch's held items go to one compiled core
     call (`quotactor.core.tracker.decide_held`) as they are. The message names its user
     tracker itself: a routed item is its message, not a (tracker, message) pair, one tuple
     fewer per item to build and for the collector to traverse."""
@@ -109,6 +111,7 @@ class UserIncrease(NamedTuple):
     user_state: UserTrackerState
     group_state: GroupTrackerState | None
     user_ref: UserTrackerActor
+    link: Link
 
 
 class UserDecrease(NamedTuple):
@@ -124,6 +127,7 @@ class UserDecrease(NamedTuple):
     user_state: UserTrackerState
     group_state: GroupTrackerState | None
     user_ref: UserTrackerActor
+    link: Link | None
 
 
 class UserBatch(NamedTuple):
@@ -186,9 +190,9 @@ class UserTrackerActor(Counted, Actor[UserMessage]):
 
     state: UserTrackerState
 
-    def __init__(self, pool: WorkerPool, name: str, idle: set[Any]) -> None:
+    def __init__(self, pool: WorkerPool, name: str, idle: set[Any], links_lock: Any) -> None:
         Actor.__init__(self, pool)  # not `super()`: a new tracker is on the hot path
-        self.state = UserTrackerState(name)
+        self.state = UserTrackerState(name, links_lock)
         self.idle = idle  # the manager's: where a tracker that becomes idle adds itself
 
     def handle(self, message: UserMessage) -> Sequence[Result] | Decision | NotKnown | None:
@@ -236,6 +240,7 @@ class UserTrackerActor(Counted, Actor[UserMessage]):
                 result = self._end(msg, journal, UNANSWERED if status is None else status)
         state = self.state
         state.handled += 1
+        _handled_links(state, (msg,))
         if state.is_empty() and state.routed == state.handled:
             state.idle_at = state.handled
             self.idle.add(self)
@@ -363,10 +368,22 @@ def decide(
     for tracker, changes in shares:
         state = tracker.state
         state.handled += len(changes)
+        _handled_links(state, changes)
         if state.is_empty() and state.routed == state.handled:
             state.idle_at = state.handled
             tracker.idle.add(tracker)
     return results
+
+
+def _handled_links(state: UserTrackerState, changes: Sequence[UserChange]) -> None:
+    """Count `changes`, handled by the tracker this thread holds, on their links, then settle
+    the links of the applications it no longer runs (invariant 13)."""
+    for msg in changes:
+        if msg.link is not None:
+            msg.link.handled += 1
+    for msg in changes:
+        if msg.link is not None:
+            settle_link(state, msg.app, msg.link)
 
 
 def _ask_groups(
@@ -453,8 +470,9 @@ def decide_user(tracker: UserTrackerActor, msg: Known) -> Decision | NotKnown | 
     name = state.name
     with manager.views_lock:  # the views as the manager's last handler left them
         links = state.links
-        if (state.routed != handled or manager.closed or links is None
-                or links.get(app, _MISSING) != group):
+        link = None if links is None else links.get(app)
+        if (state.routed != handled or manager.closed or link is None
+                or link.group != group):
             return NOT_KNOWN  # views that disagree: routed
         table = manager.table
         group_ref = None if group is None else manager.groups.get(group)

@@ -16,9 +16,9 @@ from typing import Any
 
 from quotactor.core.limits import LimitTable
 from quotactor.core.queue_path import ancestors
-from quotactor.core.tracker import GroupTrackerState, UserTrackerState
+from quotactor.core.tracker import GroupTrackerState, Link, UserTrackerState
 
-__all__ = ["Views", "route", "route_one", "settle"]
+__all__ = ["Views", "route", "route_one"]
 
 
 class Views:
@@ -55,23 +55,6 @@ def _stopped(name: str) -> object:
     raise RuntimeError(f"the manager is stopped (asked for {name!r})")
 
 
-def settle(state: UserTrackerState) -> None:
-    """Drop the links of the user's unsettled applications that its tracker does not run: a
-    refused start's, a removed application's. Only while nothing routed to the user is on its
-    way (`routed == handled`; else it does nothing): then the tracker's applications are what
-    was applied, and no routed item needs those links. A link that goes was of nothing any
-    view shows; if a step fails, the list stays, to be checked again next time."""
-    unsettled, links = state.unsettled, state.links
-    if unsettled is None or state.routed != state.handled:
-        return
-    if links is not None:
-        running = state.app_groups
-        for app in unsettled:
-            if app not in running:
-                links.pop(app, None)
-    state.unsettled = None
-
-
 def route(
     views: Views, items: Sequence[tuple[Any, ...]], table: LimitTable,
     routed: list[Any], refused: list[tuple[int, Exception]],
@@ -90,14 +73,18 @@ def route(
     applications (YuniKorn's user group manager tracks them so; its scheduler, not this,
     refuses a second application with an id in a partition). Every item of an application
     counts for the group it is linked to: by its start, once routed, until the tracker no
-    longer runs it (see `settle`); a start of an application not linked (a new one, or one
-    whose start was refused or that was removed) counts for the group the table chooses now.
-    A removal keeps the link for the items routed after it, whether it applies or not.
+    longer runs it and has handled every item routed for it (the holder then drops the link:
+    `quotactor.core.tracker.settle_link`); a start of an application not linked (a new one,
+    or one whose start was refused or that was removed) counts for the group the table
+    chooses now. A removal keeps the link for the items routed after it, whether it applies
+    or not. Each routed item carries its application's link (None for a decrease of one not
+    linked), whose `routed` count it raises (invariant 13 of docs/concurrency.md).
 
     An item refused (a failing group choice, a failing step of any kind) changes nothing any
     view shows: every step that can fail on the item's own values (its id's hash, say) runs
-    before the first change, and after it come only the counts and appends. A tracker's
-    `routed` count goes up before its message is delivered (see `quotactor.actors.known`).
+    before the first change, and after it come only the link, the counts and appends. A
+    tracker's `routed` count goes up before its message is delivered (see
+    `quotactor.actors.known`).
     """
     user_states, group_states = views.user_states, views.group_states
     new = tuple.__new__
@@ -111,27 +98,20 @@ def route(
             who = item[3]
             name: str = who.user
             user_state = user_states.get(name)
-            if user_state is not None and user_state.unsettled is not None:
-                settle(user_state)
             group: str | None
             group_state: GroupTrackerState | None
+            app_links = None if user_state is None else user_state.links
+            link = None if app_links is None else app_links.get(app)  # may fail: first
             if len(item) == 4:  # an increase
-                app_links = None if user_state is None else user_state.links
-                linked = app_links is not None and app in app_links
-                if linked and app_links is not None:
-                    group = app_links[app]
+                fresh: dict[str, Link] | None = None
+                linked = link is not None
+                if link is not None:
+                    group = link.group
                 else:
                     group = table.resolve_group(ancestors(parts), who.groups)
-                # The link first: storing it hashes the id, which may fail (nothing changed
-                # then); the start is listed as unsettled before, so a link left by a failure
-                # below is dropped by the next `settle`.
-                fresh: dict[str, str | None] | None = None
-                if app_links is None:
-                    fresh = {app: group}
-                elif not linked:
-                    if user_state is not None:
-                        _unsettle(user_state, app)
-                    app_links[app] = group
+                    link = Link(group)
+                    if app_links is None:
+                        fresh = {app: link}  # hashes the id: may fail, nothing changed yet
                 if user_state is None:
                     views.new_user(name)
                     user_state = user_states[name]
@@ -141,28 +121,30 @@ def route(
                     if group_state is None:
                         views.new_group(group)
                         group_state = group_states[group]
-                # Below, nothing fails but an allocation: the links, counts, the message.
+                # Below, nothing fails but an allocation: the link, counts, the message.
                 if fresh is not None:
-                    _unsettle(user_state, app)
                     user_state.links = fresh
+                elif not linked and app_links is not None:
+                    app_links[app] = link
                 message: type = views.increase
                 last: object = table
             else:
                 if user_state is None:
                     ignored.append((name, app, parts))
                     continue
-                app_links = user_state.links
-                group = None if app_links is None else app_links.get(app)  # may fail: first
+                group = None
                 group_state = None
-                if group is not None:
-                    group_state = group_states.get(group)
-                    if group_state is None:
-                        group = None
-                if item[4] and app_links:  # a removal: its link is checked once settled
-                    _unsettle(user_state, app)
+                if link is not None:
+                    group = link.group
+                    if group is not None:
+                        group_state = group_states.get(group)
+                        if group_state is None:
+                            group = None
                 message = views.decrease
                 last = item[4]
             user = user_state.tracker
+            if link is not None:
+                link.routed += 1
             user_state.routed += 1
             if user_state.mark != stamp:
                 user_state.mark = stamp
@@ -176,7 +158,7 @@ def route(
                     groups_named.append(group_ref)
             routed.append(new(message, (
                 position, parts, app, item[2], group, group_ref, last, user_state,
-                group_state, user)))
+                group_state, user, link)))
         except Exception as exc:
             refused.append((position, exc))
 
@@ -190,10 +172,3 @@ def route_one(views: Views, item: tuple[Any, ...], table: LimitTable) -> Any:
     if refused:
         raise refused[0][1]
     return routed[0] if routed else None
-
-
-def _unsettle(state: UserTrackerState, app: str) -> None:
-    if state.unsettled is None:
-        state.unsettled = [app]
-    else:
-        state.unsettled.append(app)

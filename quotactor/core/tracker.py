@@ -24,9 +24,9 @@ from quotactor.core.queue_tracker import AppKey, QueueNode, Refusal, positive
 from quotactor.core.resources import Resource
 
 __all__ = [
-    "APPLIED", "FAILED", "GROUP_UNTRACKED", "REFUSED", "UNTRACKED", "GroupTrackerState",
+    "APPLIED", "FAILED", "GROUP_UNTRACKED", "REFUSED", "UNTRACKED", "GroupTrackerState", "Link",
     "TrackerState", "UserTrackerState", "decide_held", "decrease_both", "increase_both",
-    "new_state",
+    "new_state", "settle_link",
 ]
 
 
@@ -83,28 +83,45 @@ class TrackerState:
                                      self.kind, self.name)
 
 
+class Link:
+    """An application's group link, as the manager's route keeps it (`UserTrackerState.links`):
+    the group its items count for (None: no group), fixed when the link is made, and its two
+    counts: `routed`, the items of the application routed while the link was there (written
+    by the route only, under the user state's `links_lock`), and `handled`, those of them the
+    user's tracker has handled (written only by the thread holding its claim). Each routed
+    item carries its link, so that its handler counts it (invariant 13 of
+    docs/concurrency.md)."""
+
+    __slots__ = ("group", "handled", "routed")
+
+    def __init__(self, group: str | None) -> None:
+        self.group = group
+        self.routed = 0
+        self.handled = 0
+
+
 class UserTrackerState(TrackerState):
     """A user's usage tree and the group link of each of its applications.
 
-    `links` is the manager's, like `routed`: the group each application routed to the user
-    counts for, set when the route links it (before the tracker applies it, so that a later
-    item finds it), None until the first and once the manager forgets them (see
-    `quotactor.actors.manager`). Kept here, where the route already looks, not in a
-    dictionary of its own: one lookup less per routed item. `unsettled`, the manager's too,
-    lists the applications whose link may outlive them (a start that may be refused, a
-    removal), to be checked once nothing routed to the user is on its way
-    (`quotactor.core.routing.settle`)."""
+    `links` is the manager's, like `routed`: each application's `Link` (the group its items
+    count for), set when the route links it (before the tracker applies its start, so that a
+    later item finds it), and dropped by the tracker's holder once the tracker does not run
+    the application and every item routed for it is handled (`settle_link`); None until the
+    first and once the manager forgets them (see `quotactor.actors.manager`). Kept here, where
+    the route already looks, not in a dictionary of its own: one lookup less per routed item.
+    `links_lock` guards `links` and the links' `routed` counts: the manager's views lock,
+    which the route holds (None for a state nothing is routed to)."""
 
-    __slots__ = ("app_groups", "app_paths", "links", "unsettled")
+    __slots__ = ("app_groups", "app_paths", "links", "links_lock")
 
     kind = "user"
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, links_lock: Any = None) -> None:
         super().__init__(name)
         self.app_groups: dict[str, str | None] = {}
         self.app_paths: dict[str, set[tuple[str, ...]]] = {}
-        self.links: dict[str, str | None] | None = None
-        self.unsettled: list[str] | None = None
+        self.links: dict[str, Link] | None = None
+        self.links_lock = links_lock
 
     def limit_lookup(self, table: LimitTable) -> Any:
         name = self.name
@@ -300,15 +317,18 @@ def decide_held(
     nothing, and the next ones are still decided).
 
     `items` are messages: one of type `increase` is laid out (position, parts, app, usage,
-    group name, group tracker, table, user state, group state, user tracker), any other
+    group name, group tracker, table, user state, group state, user tracker, link), any other
     (position, parts, app, usage, -, group tracker, remove_app, user state, group state, user
-    tracker), the group's fields None for no group: the routed messages of
+    tracker, link), the group's fields None for no group: the routed messages of
     `quotactor.actors.messages`, whose user and group trackers the caller holds. The trackers
-    are opaque here: counted (`handled`, on their states) as each item is decided, and those
-    left idle (empty, every routed operation handled) are recorded (`idle_at`) and added to
-    `idle`, as their handlers would. One compiled loop for the whole batch.
+    are opaque here: counted (`handled`, on their states and the items' links) as each item
+    is decided; the links of applications the trackers no longer run are settled
+    (`settle_link`), and the trackers left idle (empty, every routed operation handled) are
+    recorded (`idle_at`) and added to `idle`, as their handlers would. One compiled loop for
+    the whole batch.
     """
     notes: list[tuple[int, int, Any]] = []
+    linked: list[tuple[Any, ...]] = []
     index = -1
     for msg in items:
         index += 1
@@ -331,6 +351,12 @@ def decide_held(
         user.handled += 1
         if group is not None:
             group.handled += 1
+        link: Link | None = msg[10]
+        if link is not None:
+            link.handled += 1
+            linked.append(msg)
+    for msg in linked:  # after every item: a later one may have started the application again
+        settle_link(msg[7], msg[2], msg[10])
     for msg in items:  # after every item: a tracker is idle only once all its items are
         user = msg[7]
         handled = user.handled
@@ -344,6 +370,27 @@ def decide_held(
                 group.idle_at = handled
                 idle.add(msg[5])
     return notes
+
+
+def settle_link(state: UserTrackerState, app: str, link: Link) -> None:
+    """Drop `app`'s link if the user's tracker does not run `app` and every item routed for it
+    is handled (`link.routed == link.handled`): then no item in flight counts for its group,
+    and the next start of `app` chooses its group afresh, as a new application's. Run by the
+    thread holding the tracker's claim, after it counted its items of `app` handled; the
+    counts it compares and the links are read and changed under `links_lock` (invariant 13
+    of docs/concurrency.md). A step that fails (the id's hash) leaves the link, for the next
+    item of `app` handled to settle, or for the manager to forget with the idle tracker: the
+    item's own outcome stands."""
+    try:
+        if app in state.app_groups:
+            return
+        with state.links_lock:
+            if link.routed == link.handled:
+                links = state.links
+                if links is not None and links.get(app) is link:
+                    del links[app]
+    except Exception:  # the link stays (see above)
+        pass
 
 
 def _increase(

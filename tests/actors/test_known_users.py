@@ -135,9 +135,11 @@ def test_a_retired_tracker_or_a_view_that_disagrees_is_never_decided_without_the
 
     _off_main(lambda: ugm.increase_tracked_resource("root.a", "app-2", {"m": 1}, SUE))
     assert manager.users["sue"] is tracker and tracker.idle_at < tracker.handled  # revived
-    del manager.user_states["sue"].links["app-2"]  # views that disagree
+    links = manager.user_states["sue"].links
+    assert links is not None
+    link = links.pop("app-2")  # views that disagree
     assert known("app-2") is NOT_KNOWN
-    manager.user_states["sue"].links["app-2"] = "dev"
+    links["app-2"] = link
     tracker.routed += 1  # as while a route to it is under way
     assert known("app-2") is NOT_KNOWN
     tracker.routed -= 1

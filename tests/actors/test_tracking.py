@@ -60,7 +60,7 @@ def test_trackers_are_created_on_first_use_and_retired_when_empty(ugm: UserGroup
     assert ugm.user_usage("sue") is not None, "a running app keeps the tracker alive"
     ugm.decrease_tracked_resource("root.a.b", "app1", {}, sue, remove_app=True)
     assert ugm.user_usage("sue") is None
-    assert ugm.stats() == {"users": 0, "groups": 0, "retired": 1, "inflight": 0}
+    assert ugm.stats() == {"users": 0, "groups": 0, "retired": 1, "links": 0, "inflight": 0}
     assert ugm.increase_tracked_resource("root.a", "app2", {"memory": 1}, sue)
     assert ugm.get_user_resources("sue") == {"memory": 1}
     assert ugm.user_usage("sue")["queues"]["runningApplications"] == ["app2"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ from quotactor.core.limits import LimitEntry as L
 from quotactor.core.limits import LimitTable
 from quotactor.core.resources import Resource
 from quotactor.core.routing import Views, route, route_one
-from quotactor.core.tracker import GroupTrackerState, UserTrackerState
+from quotactor.core.tracker import GroupTrackerState, UserTrackerState, settle_link
 
 TABLE = LimitTable({"root": [L(groups=("dev", "ops"), max_resources={"m": 100})]})
 
@@ -19,9 +20,10 @@ TABLE = LimitTable({"root": [L(groups=("dev", "ops"), max_resources={"m": 100})]
 def _views() -> Views:
     user_states: dict[str, UserTrackerState] = {}
     group_states: dict[str, GroupTrackerState] = {}
+    views_lock = threading.Lock()
 
     def new_user(name: str) -> object:
-        state = user_states[name] = UserTrackerState(name)
+        state = user_states[name] = UserTrackerState(name, views_lock)
         state.tracker = f"tracker of {name}"
         return state.tracker
 
@@ -76,18 +78,34 @@ def test_a_removal_keeps_the_link_for_the_items_routed_after_it() -> None:
                                   (("root", "a"), "x", usage, sue, False)]) == ["dev"] * 3
 
 
-def test_a_link_of_an_application_the_tracker_does_not_run_goes_once_settled() -> None:
-    """A start routed (and, say, refused: the tracker never ran it) keeps its link while
-    anything routed to the user is on its way, and loses it once nothing is: the next start
-    chooses its group under the table of the day."""
+def test_a_link_of_an_application_the_tracker_does_not_run_goes_once_its_items_are_handled(
+) -> None:
+    """A start routed (and, say, refused: the tracker never ran it) keeps its link while an
+    item routed for the application is unhandled, whatever else the user has in flight, and
+    loses it when its holder settles it after the last one: the next start chooses its group
+    under the table of the day."""
     sue = UserGroup("sue", ["dev", "ops"])
     usage = Resource({"m": 1})
     views = _views()
     assert _groups_routed(views, [(("root", "a"), "c", usage, sue)]) == ["dev"]
     state = views.user_states["sue"]
+    assert state.links is not None
+    link = state.links["c"]
     ops_first = LimitTable({"root": [L(groups=("ops", "dev"), max_resources={"m": 100})]})
+    assert _groups_routed(views, [(("root", "a"), "c", usage, sue),
+                                  (("root", "a"), "other", usage, sue)], ops_first) == [
+        "dev", "ops"]
+    assert (link.routed, link.handled) == (2, 0)
+    link.handled = 1  # the first start handled (refused), the second still on its way
+    settle_link(state, "c", link)
     assert _groups_routed(views, [(("root", "a"), "c", usage, sue)], ops_first) == ["dev"]
-    state.handled = state.routed  # both handled; the tracker runs no "c"
+    link.handled = 3  # every item of "c" handled; "other"'s are not: no matter
+    state.app_groups["c"] = "dev"  # while the tracker runs "c", its link stays
+    settle_link(state, "c", link)
+    assert state.links["c"] is link
+    del state.app_groups["c"]
+    settle_link(state, "c", link)
+    assert "c" not in state.links and "other" in state.links
     assert _groups_routed(views, [(("root", "a"), "c", usage, sue)], ops_first) == ["ops"]
 
 
@@ -109,4 +127,5 @@ def test_route_one_routes_a_single_item_as_route_does() -> None:
 
     with pytest.raises(TypeError):
         route_one(views, (("root", "a"), Unhashable("s2"), usage, sue), TABLE)
-    assert state.routed == 1 and state.links == {"s1": "dev"}
+    assert state.routed == 1 and state.links is not None
+    assert {app: link.group for app, link in state.links.items()} == {"s1": "dev"}
