@@ -304,10 +304,7 @@ class NodeSet:
 def _asks_some(resource: Resource) -> bool:
     """Whether `resource` asks a positive quantity of something (then only a node with room
     can take it)."""
-    for quantity in resource.values():  # a loop, not `any`: asked per node change
-        if quantity > 0:
-            return True
-    return False
+    return any(quantity > 0 for quantity in resource.values())
 
 
 def _add_to(total: dict[str, int], resource: Resource | None, sign: int) -> None:
