@@ -411,5 +411,8 @@ def test_jobs_placed_whole_held_by_a_queue_maximum_are_not_attempted_again(
     s.remove_application("three")
     assert [a.application_id for a in s.schedule()] == ["w0", "w0"]
     assert attempts == ["w0"]
+    s.schedule()
+    assert s._partition("default").backlog.screened_count() == 0, \
+        "jobs set aside were screened by the end of every cycle"
     wait = s.why_pending("w19")
     assert (wait.kind, wait.name, wait.limit) == ("queue", "root.work", "resources")

@@ -350,7 +350,11 @@ class Cycle:
                 over = queue.over_max(app.pending)
                 if over is not None and over.path == token[1]:
                     # the release there left no room for all of it: it waits as before,
-                    # unattempted (as `_blockers` keeps an ask of such a queue)
+                    # unattempted, its token renewed as an attempt would (so it is settled
+                    # again, not screened by every cycle's end until its counter moves)
+                    renewed = self.p.accounting.token(wait)
+                    for pending in asks:
+                        pending.blocked = renewed
                     return {backlog.room_counter(over.path, app.pending)}
             return None
         if token[0] == "node":
