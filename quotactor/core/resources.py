@@ -18,6 +18,7 @@ __all__ = [
     "QuantityError",
     "parse_quantity",
     "parse_resource_map",
+    "sum_of",
 ]
 
 ResourceLike: TypeAlias = "Resource | Mapping[str, int]"
@@ -224,6 +225,15 @@ class Resource(Mapping[str, int]):
 
 
 EMPTY = Resource()
+
+def sum_of(resources: Iterable[ResourceLike]) -> Resource:
+    """The total of `resources`, summed in one dict (one new value, not one per term)."""
+    total: dict[str, int] = {}
+    for resource in resources:
+        for name, quantity in resource.items():
+            total[name] = total.get(name, 0) + quantity
+    return Resource(total)
+
 
 _QUANTITY = re.compile(r"^([0-9]+)\s*([A-Za-z]*)$")
 _DECIMAL = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}

@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from quotactor.core.identity import UserGroup
-from quotactor.core.resources import Resource
+from quotactor.core.resources import Resource, sum_of
 from quotactor.scheduler.booking import whole
 from quotactor.scheduler.booking.turns import Turns
 from quotactor.scheduler.objects.application import Application, BlockToken
@@ -339,10 +339,7 @@ class Backlog:
             return ("whole", _one_size_key(len(sizes), first))
         key = ",".join(str(size) for size in sizes) + (f"@{owner}" if owner else "")
         if key not in self._wholes:  # dropped when woken, so never more than those parked
-            total = Resource()
-            for size in sizes:
-                total = total + size
-            self._wholes[key] = (total, sizes, owner)
+            self._wholes[key] = (sum_of(sizes), sizes, owner)
         return ("whole", key)
 
     def room_counter(self, queue_path: str, shape: Resource) -> Counter:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from quotactor.core.errors import InvalidRequest
-from quotactor.core.resources import Resource
+from quotactor.core.resources import Resource, sum_of
 from quotactor.scheduler.booking.lifecycle import ask_release, drop_asks, transition
 from quotactor.scheduler.objects.allocation import Allocation
 from quotactor.scheduler.objects.application import Application, PendingAsk
@@ -50,11 +50,7 @@ def allocate_all(p: PartitionCore, app: Application,
     """Charge the total of `planned` once (user and group, then queues), then place each ask
     on its planned node; otherwise the limit that refused the total, named on the first ask.
     A refusal leaves nothing to undo."""
-    summed: dict[str, int] = {}
-    for pending, _ in planned:
-        for name, quantity in pending.ask.resource.items():
-            summed[name] = summed.get(name, 0) + quantity
-    total = Resource(summed)
+    total = sum_of(pending.ask.resource for pending, _ in planned)
     wait = p.accounting.charge(app, total)
     if wait is not None:
         return Wait(wait.kind, wait.name, wait.queue_path, wait.limit, wait.detail,

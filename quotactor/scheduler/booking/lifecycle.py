@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from quotactor.core.resources import Resource
+from quotactor.core.resources import sum_of
 from quotactor.scheduler.objects.allocation import Allocation
 from quotactor.scheduler.objects.application import Application
 from quotactor.scheduler.objects.node import Node
@@ -162,10 +162,10 @@ def release_all(p: PartitionCore, app: Application, *, reason: str) -> None:
     if not keys:
         return
     now = p.now()
-    summed: dict[str, int] = {}
     placeholders = False
     touched: dict[str, Node] = {}
-    for allocation in app.remove_allocations(keys):
+    removed = app.remove_allocations(keys)
+    for allocation in removed:
         key = allocation.key
         p.releases.settle(app.application_id, key)
         node = p.nodes.nodes.get(allocation.node_id)
@@ -175,9 +175,7 @@ def release_all(p: PartitionCore, app: Application, *, reason: str) -> None:
         if allocation.placeholder:
             placeholders = True
             app.count_timed_out(allocation.task_group)
-        for name, quantity in allocation.resource.items():
-            summed[name] = summed.get(name, 0) + quantity
-    total = Resource(summed)
+    total = sum_of(allocation.resource for allocation in removed)
     if len(keys) == 1:
         app.note(now, "released", f"{keys[0]} on {allocation.node_id} {total}: {reason}")
     else:

@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from quotactor.core.identity import UserGroup
-from quotactor.core.resources import Resource
+from quotactor.core.resources import Resource, sum_of
 from quotactor.scheduler.objects.allocation import Allocation
 from quotactor.scheduler.objects.ask import MIN_PRIORITY, Ask
 from quotactor.scheduler.objects.events import EventLog
@@ -182,34 +182,26 @@ class Application:
     def add_new_asks(self, asks: Sequence[Ask], now: float, seqs: Sequence[int]) -> Resource:
         """Add asks whose keys are new and distinct (the `seqs` theirs), as `add_ask` of each
         would; returns their total."""
-        total: dict[str, int] = {}
         for ask, seq in zip(asks, seqs, strict=True):
             self._count_priority(ask.priority, 1)
             self.asks[ask.key] = PendingAsk(ask, now, seq)
-            for name, quantity in ask.resource.items():
-                total[name] = total.get(name, 0) + quantity
             if ask.placeholder:
                 group = self.progress.get(ask.task_group)
                 if group is None:
                     group = self.progress[ask.task_group] = _GroupProgress(ask.resource)
                 group.count += 1
-        added = Resource(total)
+        added = sum_of(ask.resource for ask in asks)
         self.pending = self.pending + added
         self._asks_changed()
         return added
 
     def remove_asks(self, keys: Iterable[str]) -> list[Ask]:
         """Forget pending asks; returns them."""
-        removed: list[Ask] = []
-        total: dict[str, int] = {}
-        for key in keys:
-            ask = self.asks.pop(key).ask
-            removed.append(ask)
+        removed = [self.asks.pop(key).ask for key in keys]
+        for ask in removed:
             self._count_priority(ask.priority, -1)
-            for name, quantity in ask.resource.items():
-                total[name] = total.get(name, 0) + quantity
         if removed:
-            self.pending = self.pending - Resource(total)
+            self.pending = self.pending - sum_of(ask.resource for ask in removed)
             self._asks_changed()
         return removed
 
@@ -252,30 +244,21 @@ class Application:
 
     def add_allocations(self, allocations: Sequence[Allocation]) -> None:
         """Add real (not placeholder) allocations, as `add_allocation` of each would."""
-        total: dict[str, int] = {}
         for allocation in allocations:
             self.allocations[allocation.key] = allocation
-            for name, quantity in allocation.resource.items():
-                total[name] = total.get(name, 0) + quantity
-        self.allocated = self.allocated + Resource(total)
+        self.allocated = self.allocated + sum_of(a.resource for a in allocations)
         self.max_allocated = self.max_allocated.component_max(
             self.allocated + self.placeholder_allocated)
 
     def remove_allocations(self, keys: Iterable[str]) -> list[Allocation]:
         """Remove allocations, as `remove_allocation` of each would; returns them."""
-        removed: list[Allocation] = []
-        real: dict[str, int] = {}
-        held: dict[str, int] = {}
-        for key in keys:
-            allocation = self.allocations.pop(key)
-            removed.append(allocation)
-            total = held if allocation.placeholder else real
-            for name, quantity in allocation.resource.items():
-                total[name] = total.get(name, 0) + quantity
+        removed = [self.allocations.pop(key) for key in keys]
+        held = sum_of(a.resource for a in removed if a.placeholder)
         if held:
-            self.placeholder_allocated = self.placeholder_allocated - Resource(held)
+            self.placeholder_allocated = self.placeholder_allocated - held
+        real = sum_of(a.resource for a in removed if not a.placeholder)
         if real:
-            self.allocated = self.allocated - Resource(real)
+            self.allocated = self.allocated - real
         return removed
 
     def remove_allocation(self, key: str) -> Allocation:

@@ -352,9 +352,7 @@ class Cycle:
                     # the release there left no room for all of it: it waits as before,
                     # unattempted, its token renewed as an attempt would (so it is settled
                     # again, not screened by every cycle's end until its counter moves)
-                    renewed = self.p.accounting.token(wait)
-                    for pending in asks:
-                        pending.blocked = renewed
+                    app.block_asks(wait, self.p.accounting.token(wait))
                     return {backlog.room_counter(over.path, app.pending)}
             return None
         if token[0] == "node":

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from quotactor.core.queue_path import ancestors, parse_queue_path
-from quotactor.core.resources import Resource
+from quotactor.core.resources import Resource, sum_of
 from quotactor.scheduler import Scheduler
 from quotactor.sim.models.outcomes import OutcomeRecorder
 
@@ -47,10 +47,7 @@ class _Held:
         self.user = user
         self.group = group
         self.queue = queue
-        total = Resource()
-        for size in sizes:
-            total = total + size
-        self.total = total
+        self.total = sum_of(sizes)
 
 
 class _SizeSet:
