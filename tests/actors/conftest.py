@@ -78,7 +78,7 @@ release, a handler run, a stop, a ticket settled, a job handed to a pool."""
 
 @pytest.fixture
 def yielding(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The runtime with a thread switch offered (`time.sleep(0)`, which lets go of the GIL)
+    """The runtime with a thread switch offered (a zero-length sleep, which lets go of the GIL)
     before and after each of its hand-off steps (`HAND_OFFS`), for this test only: the
     orderings a free-threaded build could take there, tried on this one."""
     from quotactor.actors import runtime

@@ -47,6 +47,23 @@ def looked_at(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 @pytest.fixture
+def attempted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The applications the cycles of this test attempted to place (`Cycle._allocate_app`),
+    in order, with repeats."""
+    from quotactor.scheduler.partition.cycle import Cycle
+
+    seen: list[str] = []
+    original = Cycle._allocate_app
+
+    def spy(self: Cycle, leaf: Any, app: Any) -> Any:
+        seen.append(app.application_id)
+        return original(self, leaf, app)
+
+    monkeypatch.setattr(Cycle, "_allocate_app", spy)
+    return seen
+
+
+@pytest.fixture
 def start_scheduler(clock: VirtualClock) -> Iterator[Callable[..., Scheduler]]:
     """Start schedulers (YAML configs are dedented); all are stopped when the test ends."""
     started: list[Scheduler] = []

@@ -146,7 +146,7 @@ def test_wait_changes_name_only_the_applications_whose_reason_changed(start_sche
 
 
 def test_an_application_ending_in_a_full_queue_costs_one_attempt(
-        start_scheduler, monkeypatch) -> None:
+        start_scheduler, attempted) -> None:
     s = start_scheduler(PLAIN.replace("          - name: work\n",
                                       "          - name: work\n            maxapplications: 2\n"))
     s.add_node("n1", {"vcore": 64000})
@@ -154,20 +154,11 @@ def test_an_application_ending_in_a_full_queue_costs_one_attempt(
         s.submit(f"a{i}", UserGroup(f"u{i}"), queue="root.work", asks=[Ask("k", ONE)])
     s.schedule()
     s.schedule()
-    from quotactor.scheduler.partition.cycle import Cycle
-
-    attempts: list[str] = []
-    original = Cycle._allocate_app
-
-    def spy(self, leaf, app):
-        attempts.append(app.application_id)
-        return original(self, leaf, app)
-
-    monkeypatch.setattr(Cycle, "_allocate_app", spy)
+    attempted.clear()
     s.remove_application("a0")
     made = s.schedule()
     assert [a.application_id for a in made] == ["a2"]
-    assert attempts == ["a2"]  # a3..a29 still wait for the queue: not attempted again
+    assert attempted == ["a2"]  # a3..a29 still wait for the queue: not attempted again
     wait = s.why_pending("a29")
     assert (wait.kind, wait.name, wait.limit) == ("queue", "root.work", "applications")
 
@@ -380,12 +371,11 @@ def test_a_start_forgets_the_admissions_its_counts_gave(start_scheduler, config,
 
 
 def test_jobs_placed_whole_held_by_a_queue_maximum_are_not_attempted_again(
-        start_scheduler, monkeypatch) -> None:
+        start_scheduler, attempted) -> None:
     """A release under a queue's maximum wakes the jobs placed whole it could make room for;
     once the first has taken that room, the others still held by the same maximum are set
     aside unattempted, keeping their reason."""
     from quotactor.scheduler.objects.application import ALL_OR_NOTHING
-    from quotactor.scheduler.partition.cycle import Cycle
 
     whole = {ALL_OR_NOTHING: "true"}
     s = start_scheduler(PLAIN.replace(
@@ -400,17 +390,10 @@ def test_jobs_placed_whole_held_by_a_queue_maximum_are_not_attempted_again(
                  asks=[Ask("a", ONE), Ask("b", ONE)])
     assert {a.application_id for a in s.schedule()} == {"three", "one"}
     s.schedule()
-    attempts: list[str] = []
-    original = Cycle._allocate_app
-
-    def spy(self, leaf, app):
-        attempts.append(app.application_id)
-        return original(self, leaf, app)
-
-    monkeypatch.setattr(Cycle, "_allocate_app", spy)
+    attempted.clear()
     s.remove_application("three")
     assert [a.application_id for a in s.schedule()] == ["w0", "w0"]
-    assert attempts == ["w0"]
+    assert attempted == ["w0"]
     s.schedule()
     assert s._partition("default").backlog.screened_count() == 0, \
         "jobs set aside were screened by the end of every cycle"
