@@ -2,33 +2,24 @@
 
 from __future__ import annotations
 
-from logging import INFO, getLogger
+from logging import getLogger
 from typing import Any
 
 from quotactor.actors.messages import (
-    NOT_KNOWN,
     GroupBatch,
     GroupDecrease,
     GroupIncrease,
     GroupMessage,
     GroupStatus,
-    KnownGroup,
-    NotKnown,
     ReadPart,
     ReadResult,
     SnapshotPart,
 )
 from quotactor.actors.runtime import Actor, WorkerPool
-from quotactor.core.decision import ACCEPTED, Decision
-from quotactor.core.limits import LimitTable
 from quotactor.core.queue_tracker import Refusal
-from quotactor.core.resources import Resource
 from quotactor.core.tracker import (
     GroupTrackerState,
     TrackerState,
-    UserTrackerState,
-    decrease_both,
-    increase_both,
 )
 from quotactor.logs import get_logger
 
@@ -84,7 +75,7 @@ class GroupTrackerActor(Counted, Actor[GroupMessage]):
     it when they leave the group empty with nothing else routed to it, for the manager's
     retirement. A change that fails leaves the state as it was (the state's changes are atomic)
     and is answered with its error, counted like any other; the other changes of its batch go
-    on. A `KnownGroup` change (`quotactor.actors.known`) is not routed, so not counted.
+    on. A known-user change (`quotactor.actors.known`) is not routed, so not counted.
     """
 
     __slots__ = ("idle", "state")
@@ -99,9 +90,7 @@ class GroupTrackerActor(Counted, Actor[GroupMessage]):
 
     def handle(
         self, message: GroupMessage
-    ) -> GroupStatus | Decision | int | NotKnown | None:
-        if type(message) is KnownGroup:
-            return decide_group(self, message)
+    ) -> GroupStatus | None:
         if isinstance(message, GroupBatch):
             return self._apply(message)
         if isinstance(message, ReadPart):
@@ -149,35 +138,3 @@ class GroupTrackerActor(Counted, Actor[GroupMessage]):
             state.idle_at = state.handled
             self.idle.add(self)
         return GroupStatus(tuple(outcomes))
-
-
-def decide_group(group: GroupTrackerActor, msg: KnownGroup) -> Decision | int | NotKnown:
-    """The group tracker's handler of a `KnownGroup` change (this thread holds the user
-    tracker and now the group): `NOT_KNOWN` if the group may be retired."""
-    counts = group.state
-    if counts.idle_at == counts.handled:
-        return NOT_KNOWN
-    user, parts, app, usage, increase, table, name = msg
-    return decide_change(user, group, table, parts, app, usage, increase, name)
-
-
-def decide_change(
-    user: UserTrackerState, group: GroupTrackerActor | None, table: LimitTable,
-    parts: tuple[str, ...], app: str, usage: Resource, increase: bool, name: str | None,
-) -> Decision | int:
-    """Both sides in one atomic core call: a `Decision` for an increase, the decrease's
-    outcome (`APPLIED`...) for a decrease."""
-    state = None if group is None else group.state
-    try:
-        if not increase:
-            return decrease_both(user, state, parts, app, usage, False)
-        refusal = increase_both(user, state, table, parts, app, usage, name)
-    except Exception:
-        log.exception("change_failed", user=user.name, app=app)
-        raise
-    if refusal is None:
-        return ACCEPTED
-    if EVENTS.isEnabledFor(INFO):
-        log.info("increase_refused", user=user.name, app=app, queue=".".join(parts),
-                 reason=str(refusal))
-    return Decision(False, refusal)

@@ -18,11 +18,12 @@ by the last sweep by an eighth (at least `SWEEP_AT`) sweeps first (`_next_sweep`
 a tracker evicted from the warm list is queued behind anything sent to it before, so pending
 reads are still answered.
 
-Group links: a route links a new application to its group before the tracker applies its
-start, and the link stays until the tracker no longer runs it (a refused start, a removal
-applied) and has handled every item routed for it; the tracker's holder then drops it
-(`quotactor.core.tracker.settle_link`, invariant 13): so a removal that fails or removes
-nothing leaves the link in place, and a refused start links nothing for later.
+Group links: a route (or a known call: `quotactor.actors.known`) links a new application to
+its group before the tracker applies its start, and the link stays until the tracker no
+longer runs it (a refused start, a removal applied) and has handled every item routed for
+it; the tracker's holder then drops it (`quotactor.core.tracker.settle_link`, invariant 13):
+so a removal that fails or removes nothing leaves the link in place, and a refused start
+links nothing for later.
 
 Application ids: an id is its user's, as in YuniKorn's user group manager: the same id for two
 users is two applications, in their trackers and in their group's (keyed by id and user, see

@@ -3,7 +3,7 @@
 Most messages are asked (`call`): the handler's return value is the answer. A message that one
 actor sends and another answers (the manager plans a read, the trackers answer the facade)
 carries the `Reply` to answer on. Every routed tracker message carries the limit table it is to
-be judged under (a `Known` change reads the manager's, holding its tracker). The messages of
+be judged under (a known-user change reads the manager's, holding its tracker). The messages of
 every increase and decrease are tuples: named tuples between actors, immutable like the frozen
 dataclasses of the rest (built with `tuple.__new__` on the hot loops), and plain tuples (told
 apart by their length) from the facade to the manager.
@@ -21,7 +21,6 @@ from quotactor.core.intake import Decrease, Increase
 from quotactor.core.limits import LimitTable
 from quotactor.core.queue_tracker import Refusal
 from quotactor.core.resources import Resource
-from quotactor.core.tracker import UserTrackerState
 
 Kind = Literal["user", "group"]
 
@@ -78,27 +77,15 @@ class Stats:
     pass
 
 
-# Facade -> user tracker -> group tracker, without the manager (`quotactor.actors.known`;
-# the messages that name trackers are `quotactor.actors.user_tracker`'s)
+# Facade -> user and group trackers, without the manager (`quotactor.actors.known`; the
+# messages that name trackers are `quotactor.actors.user_tracker`'s)
 
 
 class NotKnown:
-    """The answer to a `Known` change that cannot skip the manager; nothing was changed."""
+    """The answer of a known-user change that cannot skip the manager; nothing was changed."""
 
 
 NOT_KNOWN = NotKnown()
-
-
-class KnownGroup(NamedTuple):
-    """The group's side of a `Known` change, run by the thread holding the user tracker."""
-
-    user: UserTrackerState
-    parts: tuple[str, ...]
-    app: str
-    usage: Resource
-    increase: bool
-    table: LimitTable
-    group: str
 
 
 # Manager -> any tracker
@@ -181,5 +168,5 @@ class ReadResult:
 
 ManagerMessage = Route | PlanRead | PlanSnapshot | SwitchTable | Shutdown | Stats
 """What the manager handles."""
-GroupMessage = GroupBatch | ReadPart | SnapshotPart | KnownGroup
+GroupMessage = GroupBatch | ReadPart | SnapshotPart
 """What a group tracker handles."""

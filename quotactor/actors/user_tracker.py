@@ -10,30 +10,25 @@ whose trackers are idle holds their groups too and decides without messages
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from logging import INFO
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
-from quotactor.actors.group_tracker import EVENTS, Counted, GroupTrackerActor, decide_change
+from quotactor.actors.group_tracker import EVENTS, Counted, GroupTrackerActor
 from quotactor.actors.holding import holding
 from quotactor.actors.messages import (
     GROUP_SKIP,
-    NOT_KNOWN,
     GroupBatch,
     GroupChange,
     GroupDecrease,
     GroupIncrease,
     GroupStatus,
-    KnownGroup,
-    NotKnown,
     ReadPart,
     ReadResult,
     SnapshotPart,
 )
 from quotactor.actors.runtime import (
-    BUSY,
     Actor,
     Busy,
     Submitted,
@@ -50,7 +45,6 @@ from quotactor.core.limits import LimitTable
 from quotactor.core.queue_tracker import Refusal
 from quotactor.core.resources import Resource
 from quotactor.core.tracker import (
-    APPLIED,
     FAILED,
     GROUP_UNTRACKED,
     REFUSED,
@@ -63,21 +57,7 @@ from quotactor.core.tracker import (
 from quotactor.logs import get_logger
 
 log = get_logger()
-_new = tuple.__new__  # a named tuple's own `__new__` is a Python function
 
-
-
-class ManagerViews(Protocol):
-    """What a known-user change reads of its manager, under `views_lock` (invariant 11)."""
-
-    @property
-    def views_lock(self) -> threading.Lock: ...
-    @property
-    def closed(self) -> bool: ...
-    @property
-    def table(self) -> LimitTable: ...
-    @property
-    def groups(self) -> Mapping[str, GroupTrackerActor]: ...
 
 
 class Routing(NamedTuple):
@@ -142,17 +122,7 @@ class UserBatch(NamedTuple):
     deadline: float
 
 
-class Known(NamedTuple):
-    """A single call's change for its user's live tracker, decided without the manager."""
-
-    parts: tuple[str, ...]
-    app: str
-    usage: Resource
-    increase: bool
-    manager: ManagerViews
-
-
-UserMessage = UserBatch | ReadPart | SnapshotPart | Known
+UserMessage = UserBatch | ReadPart | SnapshotPart
 """What a user tracker handles."""
 
 
@@ -195,9 +165,7 @@ class UserTrackerActor(Counted, Actor[UserMessage]):
         self.state = UserTrackerState(name, links_lock)
         self.idle = idle  # the manager's: where a tracker that becomes idle adds itself
 
-    def handle(self, message: UserMessage) -> Sequence[Result] | Decision | NotKnown | None:
-        if type(message) is Known:
-            return decide_user(self, message)
+    def handle(self, message: UserMessage) -> Sequence[Result] | None:
         if isinstance(message, UserBatch):
             return self._share(message.items, message.deadline)
         state = self.state
@@ -454,44 +422,6 @@ def _await(sent: _Sent | GroupStatus | Exception | None, deadline: float, group:
 
 def _left(deadline: float) -> float:
     return max(0.0, deadline - time.monotonic())
-
-
-def decide_user(tracker: UserTrackerActor, msg: Known) -> Decision | NotKnown | None:
-    """The user tracker's handler of a `Known` change (it holds its claim)."""
-    state = tracker.state
-    handled = state.handled
-    if state.idle_at == handled:
-        return NOT_KNOWN
-    parts, app, usage, increase, manager = msg
-    app_groups = state.app_groups
-    if app not in app_groups:
-        return NOT_KNOWN
-    group = app_groups[app]
-    name = state.name
-    with manager.views_lock:  # the views as the manager's last handler left them
-        links = state.links
-        link = None if links is None else links.get(app)
-        if (state.routed != handled or manager.closed or link is None
-                or link.group != group):
-            return NOT_KNOWN  # views that disagree: routed
-        table = manager.table
-        group_ref = None if group is None else manager.groups.get(group)
-    if group is None:
-        outcome: Any = decide_change(state, None, table, parts, app, usage, increase, None)
-    else:
-        if group_ref is None:
-            return NOT_KNOWN
-        outcome = here(group_ref, _new(KnownGroup, (
-            state, parts, app, usage, increase, table, group)))
-        if outcome is BUSY or outcome is NOT_KNOWN:
-            return NOT_KNOWN
-    if increase:
-        return outcome  # type: ignore[no-any-return]  # a Decision
-    if outcome != APPLIED:
-        log.warning("decrease_ignored", user=name, group=group, app=app,
-                    queue=".".join(parts),
-                    reason="not tracked" if outcome == GROUP_UNTRACKED else "queue not tracked")
-    return None
 
 
 def _decide_share(items: tuple[UserChange, ...]) -> list[Result]:

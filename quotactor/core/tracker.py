@@ -25,7 +25,8 @@ from quotactor.core.resources import Resource
 
 __all__ = [
     "APPLIED", "FAILED", "GROUP_UNTRACKED", "REFUSED", "UNTRACKED", "GroupTrackerState", "Link",
-    "TrackerState", "UserTrackerState", "decide_held", "decrease_both", "increase_both",
+    "TrackerState", "UserTrackerState", "apply_both", "check_both", "decide_held",
+    "decrease_both", "increase_both",
     "new_state", "settle_link",
 ]
 
@@ -104,13 +105,14 @@ class UserTrackerState(TrackerState):
     """A user's usage tree and the group link of each of its applications.
 
     `links` is the manager's, like `routed`: each application's `Link` (the group its items
-    count for), set when the route links it (before the tracker applies its start, so that a
-    later item finds it), and dropped by the tracker's holder once the tracker does not run
-    the application and every item routed for it is handled (`settle_link`); None until the
-    first and once the manager forgets them (see `quotactor.actors.manager`). Kept here, where
-    the route already looks, not in a dictionary of its own: one lookup less per routed item.
-    `links_lock` guards `links` and the links' `routed` counts: the manager's views lock,
-    which the route holds (None for a state nothing is routed to)."""
+    count for), set when the route (or a known call's start) links it (before the tracker
+    applies its start, so that a later item finds it), and dropped by the tracker's holder
+    once the tracker does not run the application and every item routed for it is handled
+    (`settle_link`); None until the first and once the manager forgets them (see
+    `quotactor.actors.manager`). Kept here, where the route already looks, not in a
+    dictionary of its own: one lookup less per routed item. `links_lock` guards `links` and
+    the links' `routed` counts: the manager's views lock, which the route holds (None for a
+    state nothing is routed to)."""
 
     __slots__ = ("app_groups", "app_paths", "links", "links_lock")
 
@@ -252,17 +254,35 @@ def increase_both(
     What a user tracker asking its group comes to when one thread holds both (a batch, see
     `quotactor.actors.batch`); here, compiled with the rest of the core, for its cost.
     """
+    refusal = check_both(user, group, table, parts, app, usage)
+    if refusal is None:
+        apply_both(user, group, parts, app, usage, group_name)
+    return refusal
+
+
+def check_both(
+    user: UserTrackerState, group: GroupTrackerState | None, table: LimitTable,
+    parts: tuple[str, ...], app: str, usage: Resource,
+) -> Refusal | None:
+    """The first limit an increase of a user and of its application's group (None: no
+    group) would break, user side first, or None; nothing changes."""
     paths = ancestors(parts)
     added = positive(usage)  # both sides check the same quantities on the same paths
     refusal = user.check_increase(table, parts, app, usage, paths, added)
-    if refusal is not None:
+    if refusal is not None or group is None:
         return refusal
+    return group.check_increase(table, parts, app, user.name, usage, paths, added)
+
+
+def apply_both(
+    user: UserTrackerState, group: GroupTrackerState | None, parts: tuple[str, ...],
+    app: str, usage: Resource, group_name: str | None,
+) -> None:
+    """Apply an increase `check_both` accepted to the user and to the group (None: no
+    group), both held by the caller: to both, or to neither if a step raises."""
     if group is None:
         user.increase(parts, app, usage, group_name)
-        return None
-    refusal = group.check_increase(table, parts, app, user.name, usage, paths, added)
-    if refusal is not None:
-        return refusal
+        return
     journal = Journal()
     try:
         user.increase(parts, app, usage, group_name, journal)
@@ -270,7 +290,6 @@ def increase_both(
     except BaseException:
         journal.rollback()
         raise
-    return None
 
 
 UNTRACKED: Final = 0

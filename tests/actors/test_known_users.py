@@ -1,5 +1,6 @@
-"""Known-user routing (`quotactor.actors.known`): a single call for an application its user's
-live tracker already runs skips the manager, and stays race-free against retirement."""
+"""Known-user calls (`quotactor.actors.known`): a single change of a user whose tracker the
+manager lists skips the manager (an allocation, a release, a new application's start, a
+removal), and stays race-free against retirement."""
 
 from __future__ import annotations
 
@@ -15,12 +16,9 @@ import pytest
 
 from quotactor import UserGroup, UserGroupManager
 from quotactor.actors import manager as manager_module
-from quotactor.actors import user_tracker as user_tracker_module
 from quotactor.actors.holding import holding
-from quotactor.actors.known import NOT_KNOWN
+from quotactor.actors.known import NOT_KNOWN, apply_known
 from quotactor.actors.manager import ManagerActor
-from quotactor.actors.runtime import here
-from quotactor.actors.user_tracker import Known
 from quotactor.core.decision import ACCEPTED
 from quotactor.core.limits import LimitEntry, LimitTable
 from quotactor.core.queue_path import ancestors, parse_queue_path
@@ -56,35 +54,83 @@ def _count_routes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 @pytest.mark.timeout(60)
-def test_a_running_applications_allocations_skip_the_manager(
+def test_a_listed_users_calls_skip_the_manager(
     start_ugm: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The start and the removal are routed; the allocations and releases between are not,
-    and they are enforced as routed ones are (the group's limit refuses the one too many)."""
+    """The first start lists the trackers through the manager; the allocations, releases,
+    the removal and a second application's start and removal do not go through it, and they
+    are enforced as routed ones are (the group's limit refuses the one too many)."""
     ugm: UserGroupManager = start_ugm(TABLE)
     routes = _count_routes(monkeypatch)
 
     def life() -> list[Any]:
-        got = [ugm.increase_tracked_resource("root.a", "app-1", {"m": 10}, SUE)]
+        got: list[Any] = [ugm.increase_tracked_resource("root.a", "app-1", {"m": 10}, SUE)]
         got.append(ugm.increase_tracked_resource("root.a", "app-1", {"m": 80}, SUE))
         got.append(ugm.increase_tracked_resource("root.a", "app-1", {"m": 20}, SUE))  # > 100
+        got.append(ugm.increase_tracked_resource("root.b", "app-2", {"m": 20}, SUE))  # > 100
+        got.append(ugm.increase_tracked_resource("root.b", "app-2", {"m": 5}, SUE))
         ugm.decrease_tracked_resource("root.a", "app-1", {"m": 30}, SUE)
         got.append(ugm.get_user_resources("sue"))
         got.append(ugm.get_group_resources("dev"))
+        ugm.decrease_tracked_resource("root.b", "app-2", {"m": 5}, SUE, remove_app=True)
         ugm.decrease_tracked_resource("root.a", "app-1", {"m": 60}, SUE, remove_app=True)
         return got
 
-    assert _off_main(life) == [True, True, False, Resource({"m": 60}), Resource({"m": 60})]
-    assert routes == [1, 1], "only the start and the removal went through the manager"
-    assert ugm.stats()["users"] == 0 and ugm.stats()["groups"] == 0
+    assert _off_main(life) == [True, True, False, False, True, Resource({"m": 65}),
+                               Resource({"m": 65})]
+    assert routes == [1], "only the first start went through the manager"
+    stats = ugm.stats()
+    assert stats["users"] == stats["groups"] == stats["links"] == 0
 
 
 @pytest.mark.timeout(60)
-def test_a_busy_group_or_a_new_application_goes_through_the_manager(
+def test_a_refused_start_of_a_listed_user_links_nothing(start_ugm: Any) -> None:
+    """A new application refused without the manager leaves no link behind; an accepted one
+    is linked to the group the table chooses, and counts for it until removed."""
+    ugm: UserGroupManager = start_ugm(TABLE)
+    assert _off_main(lambda: ugm.increase_tracked_resource("root.a", "app-1", {"m": 90}, SUE))
+    assert ugm.stats()["links"] == 1
+    assert not _off_main(lambda: ugm.increase_tracked_resource("root.a", "app-2", {"m": 20},
+                                                               SUE))
+    assert ugm.stats()["links"] == 1
+    assert _off_main(lambda: ugm.increase_tracked_resource("root.a", "app-3", {"m": 10}, SUE))
+    assert ugm.stats()["links"] == 2
+    [snap] = ugm.users_usage()
+    assert snap["groups"] == {"app-1": "dev", "app-3": "dev"}
+    assert ugm.get_group_resources("dev") == Resource({"m": 100})
+
+
+@pytest.mark.timeout(60)
+def test_a_start_on_idle_trackers_keeps_them_from_retirement(
+    start_ugm: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Trackers left idle (listed, empty) by a removal take a new application's start without
+    the manager; it marks them busy again, so the next sweep retires neither and the usage
+    stays counted."""
+    ugm: UserGroupManager = start_ugm(TABLE)
+    manager = ugm._manager
+    assert manager is not None
+    _off_main(lambda: ugm.increase_tracked_resource("root.a", "app-1", {"m": 1}, SUE))
+    _off_main(lambda: ugm.decrease_tracked_resource("root.a", "app-1", {"m": 1}, SUE, True))
+    user, group = manager.users["sue"], manager.groups["dev"]
+    assert user.idle_at == user.handled == user.routed and group.idle_at == group.handled
+    routes = _count_routes(monkeypatch)
+    assert _off_main(lambda: ugm.increase_tracked_resource("root.a", "app-2", {"m": 7}, SUE))
+    assert routes == []
+    stats = ugm.stats()  # a view: the manager retires every idle tracker first
+    assert stats["users"] == stats["groups"] == 1 and stats["retired"] == 0
+    assert ugm.get_user_resources("sue") == ugm.get_group_resources("dev") == Resource({"m": 7})
+    _off_main(lambda: ugm.decrease_tracked_resource("root.a", "app-2", {"m": 7}, SUE, True))
+    stats = ugm.stats()
+    assert stats["users"] == stats["groups"] == 0 and stats["retired"] == 2
+
+
+@pytest.mark.timeout(60)
+def test_a_busy_group_goes_through_the_manager(
     start_ugm: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A group claimed by another thread: the allocation is routed (and decided by message
-    once the group is free); a second application of a known user is routed too."""
+    once the group is free)."""
     ugm: UserGroupManager = start_ugm(TABLE)
     assert _off_main(lambda: ugm.increase_tracked_resource("root.a", "app-1", {"m": 1}, SUE))
     routes = _count_routes(monkeypatch)
@@ -102,36 +148,33 @@ def test_a_busy_group_or_a_new_application_goes_through_the_manager(
         assert pending.result(timeout=30)
         holder.result(timeout=30)
     assert routes == [1]
-    assert _off_main(lambda: ugm.increase_tracked_resource("root.b", "app-2", {"m": 1}, SUE))
-    assert routes == [1, 1]
-    assert ugm.get_group_resources("dev") == Resource({"m": 3})
+    assert ugm.get_group_resources("dev") == Resource({"m": 2})
 
 
 @pytest.mark.timeout(60)
 def test_a_retired_tracker_or_a_view_that_disagrees_is_never_decided_without_the_manager(
     start_ugm: Any,
 ) -> None:
-    """A caller holding a reference looked up before the tracker was retired gets NOT_KNOWN
-    and changes nothing; so does one that finds a route to the tracker under way, or the
-    manager's link of the application missing."""
+    """A caller that finds a tracker retired after it looked it up gets NOT_KNOWN and changes
+    nothing; so does one that finds a route to the tracker under way, the manager's link of
+    the application missing, the group not listed, or the manager's views lock held."""
     ugm: UserGroupManager = start_ugm(TABLE)
     manager = ugm._manager
     assert manager is not None
     usage = Resource({"m": 1})
 
     def known(app: str) -> Any:
-        return _off_main(lambda: here(tracker, Known(("root", "a"), app, usage, True, manager)))
+        return _off_main(lambda: apply_known(manager, (("root", "a"), app, usage, SUE)))
 
     _off_main(lambda: ugm.increase_tracked_resource("root.a", "app-1", {"m": 1}, SUE))
     tracker = manager.users["sue"]
-    assert tracker.idle_at < tracker.handled
     _off_main(lambda: ugm.decrease_tracked_resource("root.a", "app-1", {"m": 1}, SUE, True))
-    assert tracker.idle_at == tracker.handled == tracker.routed  # idle, still listed
-    assert known("app-1") is NOT_KNOWN
     ugm.stats()  # a view: the manager retires every idle tracker first
     assert "sue" not in manager.users and manager.warm_users["sue"] is tracker
-    assert tracker.state.is_empty()
+    manager.users["sue"] = tracker  # as looked up by a caller before its retirement
     assert known("app-1") is NOT_KNOWN
+    del manager.users["sue"]
+    assert tracker.state.is_empty()
 
     _off_main(lambda: ugm.increase_tracked_resource("root.a", "app-2", {"m": 1}, SUE))
     assert manager.users["sue"] is tracker and tracker.idle_at < tracker.handled  # revived
@@ -142,14 +185,17 @@ def test_a_retired_tracker_or_a_view_that_disagrees_is_never_decided_without_the
     links["app-2"] = link
     tracker.routed += 1  # as while a route to it is under way
     assert known("app-2") is NOT_KNOWN
+    assert known("app-3") is NOT_KNOWN
     tracker.routed -= 1
-    group = manager.groups["dev"]
-    idle_at, group.idle_at = group.idle_at, group.handled  # as a group that may be retired
+    group = manager.groups.pop("dev")  # as a group retired after the caller looked it up
     assert known("app-2") is NOT_KNOWN
-    group.idle_at = idle_at
+    manager.groups["dev"] = group
+    with manager.views_lock:  # the manager (or another caller) reads the views
+        assert known("app-2") is NOT_KNOWN
     assert ugm.get_user_resources("sue") == Resource({"m": 1})
     assert known("app-2") == ACCEPTED  # and with every view agreeing, it is decided
-    assert ugm.get_user_resources("sue") == ugm.get_group_resources("dev") == Resource({"m": 2})
+    assert known("app-3") == ACCEPTED
+    assert ugm.get_user_resources("sue") == ugm.get_group_resources("dev") == Resource({"m": 3})
 
 
 # -- the stress test -------------------------------------------------------------------------
@@ -213,8 +259,8 @@ def _usage_by_path(node: dict[str, Any], into: dict[str, int]) -> None:
 def test_known_user_calls_racing_retirement_keep_every_count_true(
     start_ugm: Any, monkeypatch: pytest.MonkeyPatch, run_concurrently: Any, warm: int
 ) -> None:
-    """Eight callers on six users and three groups: applications started (routed), allocated
-    and released on (known-user routing when the tracker is idle), removed (routed; the users
+    """Eight callers on six users and three groups: applications started, allocated and
+    released on, removed (without the manager when the trackers are listed and idle; the users
     and groups they empty are idle, retired by the views (and, with `SWEEP_AT` at 2, by the
     sweep on the way) and revived all along, or stopped when `warm` is 0 or 2). At the end:
     every user's and group's usage is the sum of its live allocations on every level, no limit
@@ -222,15 +268,7 @@ def test_known_user_calls_racing_retirement_keep_every_count_true(
     paths were taken."""
     monkeypatch.setattr(manager_module, "WARM_TRACKERS", warm)
     monkeypatch.setattr(manager_module, "SWEEP_AT", 2)
-    decided = defaultdict(int)
-    original = user_tracker_module.decide_user
-
-    def counted(tracker: Any, msg: Any) -> Any:
-        answer = original(tracker, msg)
-        decided["routed" if answer is NOT_KNOWN else "known"] += 1
-        return answer
-
-    monkeypatch.setattr(user_tracker_module, "decide_user", counted)
+    routes = _count_routes(monkeypatch)
     ugm: UserGroupManager = start_ugm(STRESS_TABLE)
     rng = random.Random(11)
     users = [UserGroup(f"u{i}", rng.sample(GROUPS, rng.randint(0, 2))) for i in range(6)]
@@ -282,5 +320,6 @@ def test_known_user_calls_racing_retirement_keep_every_count_true(
     for tracker in [*manager.warm_users.values(), *manager.warm_groups.values()]:
         assert tracker.idle_at == tracker.handled == tracker.routed
         assert tracker.state.is_empty()
-    assert decided["known"] > 1000 and decided["routed"] > 0, dict(decided)
+    routed, calls = sum(routes), 8 * 2500  # each step of a worker is one call
+    assert 0 < routed < calls - 1000, routed
     assert sum(refused) > 0, "the limits should refuse some increases"
