@@ -14,11 +14,23 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from quotactor.core.decision import ACCEPTED, Decision
 from quotactor.core.limits import LimitTable
 from quotactor.core.queue_path import ancestors
-from quotactor.core.tracker import GroupTrackerState, Link, UserTrackerState
+from quotactor.core.resources import Resource
+from quotactor.core.tracker import (
+    UNTRACKED,
+    GroupTrackerState,
+    Link,
+    UserTrackerState,
+    apply_both,
+    check_both,
+    decrease_both,
+    increase_both,
+    settle_link,
+)
 
-__all__ = ["Views", "route", "route_one"]
+__all__ = ["Views", "decide_known", "route", "route_one"]
 
 
 class Views:
@@ -172,3 +184,113 @@ def route_one(views: Views, item: tuple[Any, ...], table: LimitTable) -> Any:
     if refused:
         raise refused[0][1]
     return routed[0] if routed else None
+
+
+def decide_known(
+    views: Views, manager: Any, user: UserTrackerState, item: tuple[Any, ...],
+    claim: Callable[[Any], bool], let_go: Callable[[Any], None], idle: set[Any],
+    not_known: object,
+) -> Any:
+    """A single call's change decided without the route, holding its user's tracker (whose
+    state is `user`), when the views agree (invariant 11 of docs/concurrency.md): for an
+    increase, its `Decision`; for a decrease, `decrease_both`'s outcome; `not_known` when
+    the call must be routed (nothing changed then). A core step's failure is raised, nothing
+    of the change applied.
+
+    `manager` is read for `closed` and `applied.table`; `claim` and `let_go` claim and
+    release a group's tracker (`views.group_states[...].tracker`); `idle` is where a tracker
+    a removal leaves idle goes. The look-ups before the views lock are hints, each checked
+    again under it, holding both trackers.
+    """
+    app: str = item[1]
+    app_groups = user.app_groups
+    links = user.links
+    link = None if links is None else links.get(app)
+    table: LimitTable = manager.applied.table
+    group: str | None
+    if link is not None:
+        group = link.group
+        if app not in app_groups or app_groups[app] != group:
+            return not_known
+    elif len(item) == 4 and app not in app_groups:
+        group = table.resolve_group(ancestors(item[0]), item[3].groups)
+    else:
+        return not_known  # a decrease of an application not linked: the route says why
+    if group is None:
+        return _decide_held(views, manager, user, None, item, link, table, idle, not_known)
+    group_state = views.group_states.get(group)
+    if group_state is None:
+        return not_known  # not listed: the route lists it
+    group_ref = group_state.tracker
+    if group_ref is None or not claim(group_ref):
+        return not_known  # retired meanwhile, or busy
+    try:
+        return _decide_held(views, manager, user, group_state, item, link, table, idle,
+                            not_known)
+    finally:
+        let_go(group_ref)
+
+
+def _decide_held(
+    views: Views, manager: Any, user: UserTrackerState, group: GroupTrackerState | None,
+    item: tuple[Any, ...], link: Link | None, table: LimitTable, idle: set[Any],
+    not_known: object,
+) -> Any:
+    """`decide_known`'s decision, holding the user's tracker and the group's (None: no
+    group), once the views agree with what it read of them."""
+    parts: tuple[str, ...] = item[0]
+    app: str = item[1]
+    usage: Resource = item[2]
+    lock = user.links_lock
+    if not lock.acquire(False):  # held by the manager or another caller: routed
+        return not_known
+    try:  # the views as the manager's last handler left them
+        links = user.links
+        if (manager.closed or user.routed != user.handled
+                or views.user_states.get(user.name) is not user
+                or (group is not None and views.group_states.get(group.name) is not group)
+                or (None if links is None else links.get(app)) is not link
+                or manager.applied.table is not table):
+            return not_known
+    finally:
+        lock.release()
+    group_name = None if group is None else group.name
+    if len(item) == 5:  # a decrease, of a linked application
+        remove_app: bool = item[4]
+        outcome = decrease_both(user, group, parts, app, usage, remove_app)
+        if remove_app and outcome != UNTRACKED and link is not None:  # it runs no more
+            settle_link(user, app, link)
+            if user.is_empty() and user.routed == user.handled:  # a hint (invariant 10)
+                user.idle_at = user.handled
+                idle.add(user.tracker)
+            if group is not None and group.is_empty() and group.routed == group.handled:
+                group.idle_at = group.handled
+                idle.add(group.tracker)
+        return outcome
+    if link is not None:  # a running application
+        refusal = increase_both(user, group, table, parts, app, usage, group_name)
+    else:
+        refusal = check_both(user, group, table, parts, app, usage)
+        if refusal is None:
+            if not lock.acquire(False):
+                return not_known  # nothing changed: routed
+            try:  # linked before it runs, as the route links it
+                links = user.links
+                if links is not None and app in links:
+                    return not_known  # an item of it was routed meanwhile
+                link = Link(group_name)
+                if links is None:
+                    user.links = {app: link}
+                else:
+                    links[app] = link
+            finally:
+                lock.release()
+            try:
+                apply_both(user, group, parts, app, usage, group_name)
+            except BaseException:
+                settle_link(user, app, link)
+                raise
+            user.idle_at = -1  # not idle: it runs the application now (invariant 10)
+            if group is not None:
+                group.idle_at = -1
+    return ACCEPTED if refusal is None else Decision(False, refusal)
