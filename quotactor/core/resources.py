@@ -82,8 +82,15 @@ class Resource(Mapping[str, int]):
     @classmethod
     def of(cls, value: ResourceLike | None) -> Resource:
         """Return `value` as a `Resource` (None is the empty resource)."""
-        if type(value) is dict:  # the common case, without the ABC checks below
-            return cls(value)
+        if type(value) is dict:  # the common case: non-empty names and non-zero plain
+            for name, quantity in value.items():  # integers, copied without `__init__`
+                if (type(name) is not str or type(quantity) is not int or not name
+                        or not quantity):
+                    return cls(value)  # checked (and zeros pruned) there
+            res = _new_object(cls)
+            _set_values(res, dict(value))
+            _set_hash(res, None)
+            return res
         if isinstance(value, Resource):
             return value
         if value is None:
@@ -223,6 +230,11 @@ class Resource(Mapping[str, int]):
     def clamp_non_negative(self) -> Resource:
         return Resource._trusted({k: v for k, v in self._values.items() if v > 0})
 
+
+_new_object = object.__new__
+_set_values = Resource.__dict__["_values"].__set__
+_set_hash = Resource.__dict__["_hash"].__set__
+"""The slots' own setters: `Resource.__setattr__` refuses every assignment."""
 
 EMPTY = Resource()
 

@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from quotactor.core.resources import QuantityError, Resource, parse_quantity, parse_resource_map
 
@@ -94,3 +99,21 @@ def test_a_resource_map_from_config_parses_each_name() -> None:
     assert parse_resource_map({"memory": "1Gi", "vcore": "500m"}) == {
         "memory": 2**30, "vcore": 500,
     }
+
+
+@given(st.dictionaries(st.one_of(st.text(max_size=3), st.integers(-1, 1)),
+                       st.one_of(st.integers(-2**40, 2**40), st.booleans(),
+                                 st.floats(allow_nan=False), st.none()), max_size=4))
+def test_of_a_plain_dict_is_the_checked_constructor_result(values: dict[Any, Any]) -> None:
+    """`Resource.of` of a dict (its own fast path) equals `Resource(dict)`, raises what it
+    raises, and keeps no reference to the caller's dict."""
+    try:
+        want = Resource(values)
+    except QuantityError as exc:
+        with pytest.raises(QuantityError, match=re.escape(str(exc))):
+            Resource.of(values)
+        return
+    got = Resource.of(values)
+    assert got == want and hash(got) == hash(want) and dict(got.items()) == dict(want.items())
+    values["extra"] = 1
+    assert "extra" not in got
