@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -433,6 +433,13 @@ class Scheduler:
         and no more."""
         with self._lock:
             return whole.room_for(self._partition(partition).nodes, sizes)
+
+    def room_state(self, *, partition: str = DEFAULT_PARTITION) -> Hashable:
+        """A value that is equal at two moments only if `room_for` then answers alike for
+        every size (the nodes' distinct rooms; `has_room` for asks of different sizes may
+        still differ)."""
+        with self._lock:
+            return whole.room_state(self._partition(partition).nodes)
 
     def why_pending(self, application_id: str, *,
                     partition: str = DEFAULT_PARTITION) -> Wait | None:

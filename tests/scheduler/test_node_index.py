@@ -178,6 +178,7 @@ def test_the_index_answers_as_a_pass_over_every_node(steps: list[tuple[Any, ...]
     nodes = NodeSet()
     held: list[tuple[str, str]] = []
     made = [0]
+    answers: dict[Any, list[int]] = {}
     for step in steps:
         _apply(nodes, step, held, made)
         nodes.freed()  # `find_fit` may remember a miss until capacity is freed
@@ -187,6 +188,9 @@ def test_the_index_answers_as_a_pass_over_every_node(steps: list[tuple[Any, ...]
             assert nodes.find_fit(size) is _first_fit(nodes, size)
         for owner in ("", "app"):
             _check_room_for(nodes, owner)
+            # an equal room state, whenever it comes back, means equal answers
+            found = whole.room_for(nodes, [*_SIZES, Resource()], owner)
+            assert answers.setdefault(whole.room_state(nodes, owner), found) == found
 
 
 def _check_room_for(nodes: NodeSet, owner: str) -> None:

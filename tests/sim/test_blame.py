@@ -4,6 +4,12 @@ named together."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from quotactor.scheduler import Scheduler, VirtualClock
 from quotactor.sim.inputs.cluster import uniform_cluster
 from quotactor.sim.inputs.jobfile import parse_jsonl
@@ -105,3 +111,33 @@ def test_blame_moves_to_the_cluster_when_the_room_goes() -> None:
     job = {o.job_id: o for o in result.outcomes}["second"]
     assert job.start == 100
     assert job.held.get("queue", 0) == 30 and job.held.get("node", 0) == 60
+
+
+_JOB = st.tuples(st.integers(0, 3), st.sampled_from(["root.q", "root.r"]), st.integers(0, 40),
+                 st.integers(1, 60), st.integers(1, 4), st.sampled_from([1, 2, 3]))
+"""(user, queue, submit, duration, tasks, vcores per task)."""
+
+
+def _held(jobs: list[tuple[int, str, int, int, int, int]], nodes: int) -> list[Any]:
+    workload = parse_jsonl([
+        f'{{"job_id": "j{i}", "user": "u{user}", "queue": "{queue}", "submit": {submit},'
+        f' "duration": {duration}, "tasks": {tasks}, "resources": {{"vcore": {vcores}}}}}'
+        for i, (user, queue, submit, duration, tasks, vcores) in enumerate(jobs)])
+    config = QUEUE % (QUEUE_MAX_4 + "\n" + USER_LIMIT_4.replace('"4"', '"3"')) \
+        + "          - name: r\n"
+    with Scheduler.start(config, clock=VirtualClock(0)) as scheduler:
+        result = replay(scheduler, workload, uniform_cluster(nodes, {"vcore": "3"}),
+                        ReplayOptions(progress=False))
+    return [(o.job_id, o.start, dict(o.held), dict(o.held_by)) for o in result.outcomes]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_JOB, min_size=1, max_size=14), st.integers(1, 3))
+def test_blame_asks_the_room_again_only_when_it_may_have_changed(
+        jobs: list[tuple[int, str, int, int, int, int]], nodes: int) -> None:
+    # the blame skips re-asking its bands' room while the nodes' room state is unchanged;
+    # asking every time (no state ever equal) must charge every job alike
+    kept = _held(jobs, nodes)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Scheduler, "room_state", lambda self, **_: object())
+        assert _held(jobs, nodes) == kept

@@ -13,12 +13,12 @@ were placed in between, which is what keeps the two paths' answers alike.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 from quotactor.core.resources import Resource
 from quotactor.scheduler.objects.node import Node, NodeSet
 
-__all__ = ["free_room", "plan", "room_for"]
+__all__ = ["free_room", "plan", "room_for", "room_state"]
 
 
 def _usable(nodes: NodeSet, node: Node, owner: str) -> bool:
@@ -49,17 +49,34 @@ def room_for(nodes: NodeSet, sizes: Sequence[Resource], owner: str = "") -> list
     application `owner` may use: `plan` places asks all of one size exactly when there are
     at most this many (a size asking nothing: a large number, or 0 with no usable node).
     The nodes' rooms are read once for all of `sizes`."""
-    rooms: dict[Resource, int] | None = None
+    rooms: list[tuple[Resource, int]] | None = None
     found: list[int] = []
     for size in sizes:
-        if not any(quantity > 0 for quantity in size.values()):
+        asked = [(name, quantity) for name, quantity in size.items() if quantity > 0]
+        if not asked:
             usable = any(_usable(nodes, node, owner) for node in nodes.ordered())
             found.append(1 << 30 if usable else 0)
             continue
         if rooms is None:
-            rooms = nodes.rooms(owner)
-        found.append(sum(_how_many(size, room) * count for room, count in rooms.items()))
+            rooms = list(nodes.rooms(owner).items())
+        if len(asked) == 1:  # most sizes ask one thing: no list per room
+            [(name, quantity)] = asked
+            found.append(sum(max(0, room.get(name, 0) // quantity) * count
+                             for room, count in rooms))
+        else:
+            found.append(sum(_how_many(size, room) * count for room, count in rooms))
     return found
+
+
+def room_state(nodes: NodeSet, owner: str = "") -> Hashable:
+    """What `room_for` answers depend on, for application `owner`: at two moments when this
+    value is equal, `room_for` gives the same answer for every size (`plan`'s answer for
+    asks of different sizes may still differ: it depends on the nodes one by one)."""
+    rooms = nodes.rooms(owner)
+    # a node with some room counted in `rooms` is usable; with none, a size asking nothing
+    # still needs one
+    usable = bool(rooms) or any(_usable(nodes, node, owner) for node in nodes.ordered())
+    return frozenset(rooms.items()), usable
 
 
 def plan(nodes: NodeSet, sizes: Sequence[Resource], owner: str = "") -> list[Node] | None:

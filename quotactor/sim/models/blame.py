@@ -11,16 +11,17 @@ not, the time is charged to the cluster (`node`, "full nodes"); if so, to the li
 every other limit that alone would hold the job too (named together, `A + B`: lifting either
 alone would not start it). The answer is kept current as room comes and goes: jobs are grouped
 by the sizes of their asks. Most jobs ask several tasks of one size: for a size, the nodes'
-room is asked once per scheduling cycle (how many tasks of it they hold at once), and only the
-groups whose task count lies between that figure and the one before change their answer, so a
-cycle costs the groups it changes, not every group held. Jobs whose tasks differ in size are
+room is asked once per scheduling cycle after which the nodes' room differs (`room_state`; how
+many tasks of it they hold at once), and only the groups whose task count lies between that
+figure and the one before change their answer, so a cycle costs the groups it changes, not
+every group held. Jobs whose tasks differ in size are
 asked about one group at a time.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right, insort
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from typing import Any
 
 from quotactor.core.queue_path import ancestors, parse_queue_path
@@ -97,6 +98,11 @@ class Counterfactual:
         self._new: list[_SizeSet] = []
         """The size sets of one size made since the last refresh, looked at by the next
         (their answer was asked when they were made, not with their band's)."""
+        self._new_bands: list[Resource] = []
+        """The sizes whose band was made since the last refresh (its room was asked then)."""
+        self._room_state: Hashable = None
+        """The nodes' `room_state` at the last refresh: while it is the same, so is every
+        band's room that was asked at a refresh."""
         self._room_for: dict[Resource, int] = {}
         """How many asks of a size the nodes could take at once, asked once per cycle for all
         the jobs whose asks are all of that size."""
@@ -152,6 +158,7 @@ class Counterfactual:
         band = self._bands.get(size)
         if band is None:
             band = self._bands[size] = _Band(room)
+            self._new_bands.append(size)
         band.sets[alike.count] = alike
         insort(band.counts, alike.count)
         alike.room = alike.count <= room
@@ -162,7 +169,12 @@ class Counterfactual:
         """Room may have come or gone: re-charge the jobs whose answer changed. Called once
         per scheduling cycle, after its waits were reported."""
         if self._bands:
-            sizes = list(self._bands)
+            state = self._scheduler.room_state(partition=self._partition)
+            if state == self._room_state:  # only the bands made since may be out of date
+                sizes = [size for size in self._new_bands if size in self._bands]
+            else:
+                sizes = list(self._bands)
+                self._room_state = state
             found = self._scheduler.room_for(sizes, partition=self._partition)
             for size, room in zip(sizes, found, strict=True):
                 band = self._bands[size]
@@ -177,6 +189,7 @@ class Counterfactual:
                 if held is not None and held.sets.get(alike.count) is alike:
                     self._recharge(alike, alike.count <= held.room, now)
         self._new.clear()
+        self._new_bands.clear()
         for alike in self._mixed.values():
             self._recharge(alike, self._scheduler.has_room(alike.sizes,
                                                            partition=self._partition), now)
