@@ -399,3 +399,79 @@ def test_jobs_placed_whole_held_by_a_queue_maximum_are_not_attempted_again(
         "jobs set aside were screened by the end of every cycle"
     wait = s.why_pending("w19")
     assert (wait.kind, wait.name, wait.limit) == ("queue", "root.work", "resources")
+
+
+def test_jobs_held_by_a_full_queue_maximum_are_set_aside_unattempted(start_scheduler,
+                                                                      attempted) -> None:
+    """A release under a queue's maximum wakes every job of a size it makes room for; once
+    that room is taken, the queue fits nothing more, and the woken jobs still held by the
+    same maximum are set aside as they were (token renewed: no cycle's end screens them),
+    not attempted one by one."""
+    s = start_scheduler(PLAIN.replace(
+        "          - name: work\n",
+        "          - name: work\n            resources:\n              max: {vcore: 4}\n"))
+    s.add_node("n1", {"vcore": 64000})
+    s.submit("three", UserGroup("bob"), queue="root.work",
+             asks=[Ask(f"k{t}", ONE) for t in range(3)])
+    s.submit("one", UserGroup("ann"), queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    s.schedule()
+    for i in range(20):
+        s.submit(f"w{i}", UserGroup(f"u{i}"), queue="root.work", asks=[Ask("a", ONE)])
+    s.schedule()
+    assert s.why_pending("w0").kind == "queue"
+    attempted.clear()
+    s.remove_application("three")
+    assert [a.application_id for a in s.schedule()] == ["w0", "w1", "w2"]
+    assert attempted == ["w0", "w1", "w2"]
+    s.schedule()
+    assert s._partition("default").backlog.screened_count() == 0, \
+        "jobs set aside were screened by the end of every cycle"
+    for i in (3, 19):
+        wait = s.why_pending(f"w{i}")
+        assert (wait.kind, wait.name, wait.limit) == ("queue", "root.work", "resources")
+
+
+@pytest.mark.parametrize("tasks", [1, 2], ids=["one ask", "placed whole"])
+def test_a_new_job_woken_from_a_queue_maximum_meets_its_counts_first(start_scheduler,
+                                                                     tasks) -> None:
+    """A new job set aside for a queue's maximum whose user has since reached
+    `maxApplications` is not set aside again for the maximum: an attempt asks the counts
+    first (YuniKorn's `CanRunApp`), so that is its reason now."""
+    from quotactor.scheduler.objects.application import ALL_OR_NOTHING
+
+    s = start_scheduler("""
+        partitions:
+          - name: default
+            placementrules:
+              - name: provided
+            queues:
+              - name: root
+                submitacl: '*'
+                limits:
+                  - limit: one for sue
+                    users: [sue]
+                    maxapplications: 1
+                queues:
+                  - name: work
+                    resources:
+                      max: {vcore: 4}
+                  - name: other
+        """)
+    s.add_node("n1", {"vcore": 64000})
+    tags = {ALL_OR_NOTHING: "true"} if tasks > 1 else {}
+    size = {"vcore": 2000 // tasks}
+    for holder in ("a", "b"):
+        s.submit(holder, UserGroup("bob"), queue="root.work", asks=[Ask("k", {"vcore": 2000})])
+    s.schedule()
+    for app_id, user in (("w", UserGroup("ann")), ("s1", SUE)):
+        s.submit(app_id, user, queue="root.work", tags=tags,
+                 asks=[Ask(f"k{t}", size) for t in range(tasks)])
+    s.schedule()
+    assert s.why_pending("s1").kind == "queue"
+    s.submit("s0", SUE, queue="root.other", asks=[Ask("k", ONE)])
+    assert {a.application_id for a in s.schedule()} == {"s0"}
+    s.remove_application("a")
+    assert {a.application_id for a in s.schedule()} == {"w"}
+    wait = s.why_pending("s1")
+    assert (wait.kind, wait.name, wait.limit) == ("user", "sue", "applications")

@@ -217,12 +217,18 @@ class Cycle:
         every size it asks for), but the applications woken there are tried all the same: the
         first obstacle each meets is its reason to wait, and it is parked on that (a new
         application's count, asked first, may hold it rather than the room). Left ready, they
-        would be looked at by every cycle's end with the reason they had before."""
+        would be looked at by every cycle's end with the reason they had before. One that
+        would meet what held it before is set aside as the walk sets it aside (`_take`)."""
         for app in self._woken(leaf):
-            if not self._still_held_by_full_queue(leaf, app):
-                # an application placed whole may use nodes it reserved, which no size fits
-                self.allocations.extend(self._allocate_app(leaf, app))
-                self._park_if_blocked(leaf, app)
+            if self._still_held_by_full_queue(leaf, app):
+                continue
+            counters = self._blockers(app)
+            if counters is not None:
+                self._set_aside(leaf, app, counters)
+                continue
+            # an application placed whole may use nodes it reserved, which no size fits
+            self.allocations.extend(self._allocate_app(leaf, app))
+            self._park_if_blocked(leaf, app)
 
     def _woken(self, leaf: Queue) -> Iterator[Application]:
         """The applications ready in `leaf`, then each one a head among them lets in as it
@@ -318,9 +324,12 @@ class Cycle:
                 return None  # its counts come first, and only the walk knows them in order
             if wait is not None and wait.is_queue_maximum and (queue := app.queue) is not None:
                 over = queue.over_max(ask.resource)
-                if over is not None and token is not None and over.path == token[1]:
-                    # the release there left no room for it: it waits as before, unattempted
+                if over is not None and token is not None and over.path == token[1] \
+                        and not self._held_before_asks(app):
+                    # the release there left no room for it: it waits as before, unattempted,
+                    # its token renewed as an attempt would (so it is settled again)
                     counters.add(self.p.backlog.room_counter(over.path, ask.resource))
+                    pending.blocked = accounting.token(wait)
                     continue
             if ask.required_node is None and unfit(ask.resource):
                 counters.add(self.p.backlog.node_counter(ask.resource))
@@ -348,10 +357,12 @@ class Cycle:
             queue = app.queue
             if wait is not None and wait.is_queue_maximum and queue is not None:
                 over = queue.over_max(app.pending)
-                if over is not None and over.path == token[1]:
-                    # the release there left no room for all of it: it waits as before,
-                    # unattempted, its token renewed as an attempt would (so it is settled
-                    # again, not screened by every cycle's end until its counter moves)
+                if over is not None and over.path == token[1] \
+                        and not self._held_before_asks(app):
+                    # the release there left no room for all of it, and nothing an attempt
+                    # asks first (a new application's turn and counts) holds it: it waits as
+                    # before, unattempted, its token renewed as an attempt would (so it is
+                    # settled again, not screened by every cycle's end until its counter moves)
                     app.block_asks(wait, self.p.accounting.token(wait))
                     return {backlog.room_counter(over.path, app.pending)}
             return None
@@ -364,6 +375,14 @@ class Cycle:
         if wait is not None and wait.is_queue_maximum:
             return {backlog.room_counter(token[1], app.pending)}
         return {(token[0], token[1])}
+
+    def _held_before_asks(self, app: Application) -> bool:
+        """Whether an attempt of `app` would stop before its asks: it is new, and an earlier
+        alike application's turn or an application count holds it (`_allocate_app`)."""
+        leaf = app.queue
+        return not app.tracked and leaf is not None \
+            and (self.p.backlog.turns.ahead_of(app) is not None
+                 or self._counts_hold(leaf, app) is not None)
 
     def _allocate_app(self, leaf: Queue, app: Application) -> list[Allocation]:
         """Place the first ask of `app` that fits (every ask, for an application placed
