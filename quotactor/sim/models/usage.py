@@ -86,25 +86,33 @@ def accumulated(kind: SeriesKind, name: str,
 
 
 class _Track:
+    """One series as it is built: its points' usage kept as plain dicts of names and
+    integers, which the garbage collector does not track, so that a long replay's history
+    is not walked by every full collection (`series` makes them `Resource`s once)."""
+
     __slots__ = ("apps", "current", "running", "times", "values")
 
     def __init__(self) -> None:
         self.current = Resource()
         self.apps = 0
         self.times: list[float] = []
-        self.values: list[Resource] = []
+        self.values: list[dict[str, int]] = []
         self.running: list[int] = []
 
     def add(self, now: float, delta: Resource, apps: int) -> None:
         self.current = self.current + delta
         self.apps += apps
         if self.times and self.times[-1] == now:
-            self.values[-1] = self.current
+            self.values[-1] = dict(self.current.items())
             self.running[-1] = self.apps
         else:
             self.times.append(now)
-            self.values.append(self.current)
+            self.values.append(dict(self.current.items()))
             self.running.append(self.apps)
+
+    def series(self, kind: SeriesKind, name: str) -> Series:
+        return Series(kind, name, tuple(self.times), tuple(map(Resource, self.values)),
+                      tuple(self.running))
 
 
 class UsageTimeline:
@@ -181,5 +189,5 @@ class UsageTimeline:
                                                               (Resource(),), (0,))
 
     def series(self, kind: SeriesKind) -> dict[str, Series]:
-        return {name: Series(k, name, tuple(t.times), tuple(t.values), tuple(t.running))
-                for (k, name), t in sorted(self._tracks.items()) if k == kind}
+        return {name: track.series(k, name)
+                for (k, name), track in sorted(self._tracks.items()) if k == kind}
