@@ -74,8 +74,8 @@ class LimitTable:
         "_group_order",
         "_user_named",
         "_user_wild",
+        "application_count_groups",
         "counts_applications",
-        "counts_group_applications",
         "entries",
     )
 
@@ -111,11 +111,11 @@ class LimitTable:
                                        for limits in frozen.values() for entry in limits)
         """Whether any user or group limit counts applications (else none ever refuses a
         new application for its count, and nobody need ask)."""
-        self.counts_group_applications = any(
-            entry.limit().max_applications and any(entry.groups)
-            for limits in frozen.values() for entry in limits)
-        """Whether a group limit counts applications (else a start changes no count but its
-        own user's, and what other users may start stays as it was)."""
+        self.application_count_groups = frozenset(
+            group for limits in frozen.values() for entry in limits
+            if entry.limit().max_applications for group in entry.groups if group)
+        """The groups (`*` for the shared one) a limit counts applications of: a start
+        counted for another group changes no count but its own user's."""
         self._user_named = user_named
         self._user_wild = user_wild
         self._group_named = group_named

@@ -348,12 +348,15 @@ def test_a_count_raised_behind_the_schedulers_back_is_still_enforced(start_sched
     assert (wait.kind, wait.name, wait.limit) == ("user", "sue", "applications")
 
 
-@pytest.mark.parametrize(("config", "reads"), [(CONFIG, 2), (GROUP_COUNT, 3)],
-                         ids=["user counts only", "a group count"])
-def test_a_start_forgets_the_admissions_its_counts_gave(start_scheduler, config,
+@pytest.mark.parametrize(("config", "amy_groups", "reads"),
+                         [(CONFIG, ("dev",), 2), (GROUP_COUNT, ("dev",), 3),
+                          (GROUP_COUNT, ("ops",), 2)],
+                         ids=["user counts only", "a group count", "another group's count"])
+def test_a_start_forgets_the_admissions_its_counts_gave(start_scheduler, config, amy_groups,
                                                         reads) -> None:
-    """Another user's start moves no count of sue's unless a group limit counts
-    applications (a group spans users): then every admission is read again."""
+    """Another user's start moves no count of sue's unless it counts for a group whose
+    applications a limit counts (a group spans users): then every admission is read
+    again."""
     s = start_scheduler(config)
     s.add_node("n1", {"vcore": 4000})
     s.submit("holder", UserGroup("zed"), queue="root.work", asks=[Ask("h", {"vcore": 3000})])
@@ -361,7 +364,7 @@ def test_a_start_forgets_the_admissions_its_counts_gave(start_scheduler, config,
     counts = _counting(s)
     _waiting_for_room(s, "big", SUE)
     s.schedule()
-    s.submit("amy", UserGroup("amy", ("dev",)), queue="root.work", asks=[Ask("a", ONE)])
+    s.submit("amy", UserGroup("amy", amy_groups), queue="root.work", asks=[Ask("a", ONE)])
     assert [a.application_id for a in s.schedule()] == ["amy"]
     assert counts["app_refusal"] == 2
     s.remove_application("amy")

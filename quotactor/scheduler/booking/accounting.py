@@ -113,8 +113,9 @@ class Accounting:
         read of the user group manager: YuniKorn's `CanRunApp`, with its reason).
 
         An admission is remembered per leaf and user until a count it read can have risen:
-        a new application of that user started (of anyone, when a group limit counts
-        applications: a group, the shared `*` one too, spans users), or the limits changed.
+        a new application of that user started (of anyone, when it counts for a group a
+        limit counts the applications of: a group, the shared `*` one too, spans users), or
+        the limits changed.
         Counts only rise at such a start, so until then the answer is the same; the
         increase itself still enforces the count, so even a count raised behind this
         partition's back (a host's own call to the user group manager) is never broken."""
@@ -141,11 +142,17 @@ class Accounting:
         return None
 
     def _count_rose(self, app: Application) -> None:
-        """`app` now counts as running: forget the admissions its counts may no longer give."""
-        if self.ugm.limit_table.counts_group_applications:
-            self._admitted.clear()
-        else:
-            self._admitted.pop(app.user.user, None)
+        """`app` now counts as running: forget the admissions its counts may no longer give
+        (its user's; everybody's when the group it counts for has a limit on applications,
+        since a group spans users)."""
+        table = self.ugm.limit_table
+        counted = table.application_count_groups
+        if counted and app.queue is not None and app.user.groups:
+            levels = [queue.path for queue in app.queue.lineage()]
+            if table.resolve_group(levels, app.user.groups) in counted:
+                self._admitted.clear()
+                return
+        self._admitted.pop(app.user.user, None)
 
     def untrack(self, app: Application) -> None:
         """End an application that counts as running but holds nothing (its asks went away)."""
