@@ -18,7 +18,7 @@ __all__ = ["Deadline", "DeadlineKind", "Deadlines"]
 DeadlineKind = Literal["state", "placeholder"]
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@dataclass(frozen=True, slots=True)
 class Deadline:
     when: float
     seq: int
@@ -26,6 +26,9 @@ class Deadline:
     owner: int
     kind: DeadlineKind
     token: int
+
+
+_Entry = tuple[float, int, Deadline]
 
 
 class Deadlines:
@@ -36,24 +39,25 @@ class Deadlines:
     """
 
     def __init__(self) -> None:
-        self._heaps: dict[DeadlineKind, list[Deadline]] = {"state": [], "placeholder": []}
+        self._heaps: dict[DeadlineKind, list[_Entry]] = {"state": [], "placeholder": []}
+        """Per kind, (when, seq, deadline): ordered by the numbers alone (seq is unique)."""
         self._seq = 0
 
     def set(self, when: float, application_id: str, owner: int, kind: DeadlineKind,
             token: int) -> None:
         """A deadline for the application `application_id` whose sequence number is `owner`
         (so a later application reusing the ID never receives it)."""
-        self._seq += 1
-        heapq.heappush(self._heaps[kind], Deadline(when, self._seq, application_id, owner,
-                                                   kind, token))
+        self._seq = seq = self._seq + 1
+        heapq.heappush(self._heaps[kind],
+                       (when, seq, Deadline(when, seq, application_id, owner, kind, token)))
 
     def pop_due(self, now: float) -> Deadline | None:
         """The earliest deadline due at `now` (removed), or None."""
-        first: list[Deadline] | None = None
+        first: list[_Entry] | None = None
         for heap in self._heaps.values():
-            if heap and heap[0].when <= now and (first is None or heap[0] < first[0]):
+            if heap and heap[0][0] <= now and (first is None or heap[0] < first[0]):
                 first = heap
-        return heapq.heappop(first) if first is not None else None
+        return heapq.heappop(first)[2] if first is not None else None
 
     def next_due(self, kind: DeadlineKind | None = None,
                  armed: Callable[[Deadline], bool] | None = None) -> float | None:
@@ -61,10 +65,10 @@ class Deadlines:
         of `kind` it rejects are dropped first: they are the ones that would be ignored when
         due (their application moved on)."""
         if kind is None:
-            known = [heap[0].when for heap in self._heaps.values() if heap]
+            known = [heap[0][0] for heap in self._heaps.values() if heap]
             return min(known) if known else None
         heap = self._heaps[kind]
         if armed is not None:
-            while heap and not armed(heap[0]):
+            while heap and not armed(heap[0][2]):
                 heapq.heappop(heap)
-        return heap[0].when if heap else None
+        return heap[0][0] if heap else None
