@@ -74,9 +74,9 @@ class Resource(Mapping[str, int]):
     @classmethod
     def _trusted(cls, values: dict[str, int]) -> Resource:
         """Wrap an already pruned dict of ints without copying or checking it."""
-        res = object.__new__(cls)
-        object.__setattr__(res, "_values", values)
-        object.__setattr__(res, "_hash", None)
+        res = _new_object(cls)
+        _set_values(res, values)
+        _set_hash(res, None)
         return res
 
     @classmethod
@@ -156,7 +156,9 @@ class Resource(Mapping[str, int]):
 
     def __add__(self, other: ResourceLike) -> Resource:
         out = dict(self._values)
-        for name, quantity in other.items():
+        # a Resource's own dict, without a call to its `items`
+        items = other._values.items() if type(other) is Resource else other.items()
+        for name, quantity in items:
             total = out.get(name, 0) + quantity
             if total:
                 out[name] = total
@@ -166,7 +168,9 @@ class Resource(Mapping[str, int]):
 
     def __sub__(self, other: ResourceLike) -> Resource:
         out = dict(self._values)
-        for name, quantity in other.items():
+        # a Resource's own dict, without a call to its `items`
+        items = other._values.items() if type(other) is Resource else other.items()
+        for name, quantity in items:
             total = out.get(name, 0) - quantity
             if total:
                 out[name] = total
@@ -242,7 +246,8 @@ def sum_of(resources: Iterable[ResourceLike]) -> Resource:
     """The total of `resources`, summed in one dict (one new value, not one per term)."""
     total: dict[str, int] = {}
     for resource in resources:
-        for name, quantity in resource.items():
+        items = resource._values.items() if type(resource) is Resource else resource.items()
+        for name, quantity in items:
             total[name] = total.get(name, 0) + quantity
     return Resource(total)
 

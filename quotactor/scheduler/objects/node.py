@@ -218,7 +218,8 @@ class NodeSet:
         share = available if node._schedulable else None
         before = self._counted[node_id]
         if share is not before:
-            self._count(before, share)
+            if share is None or before is None or share != before:
+                self._count(before, share)
             self._counted[node_id] = share
 
     def _count(self, before: Resource | None, share: Resource | None) -> None:
@@ -304,7 +305,7 @@ class NodeSet:
 def _asks_some(resource: Resource) -> bool:
     """Whether `resource` asks a positive quantity of something (then only a node with room
     can take it)."""
-    return any(quantity > 0 for quantity in resource.values())
+    return max(resource.values(), default=0) > 0
 
 
 def _add_to(total: dict[str, int], resource: Resource | None, sign: int) -> None:
