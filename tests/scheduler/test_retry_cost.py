@@ -195,7 +195,9 @@ def test_nobody_reading_wait_changes_keeps_none(start_scheduler) -> None:
 def test_a_small_release_under_a_queue_maximum_does_not_wake_jobs_too_big_for_it(
         start_scheduler, monkeypatch) -> None:
     """Jobs held by a queue's maximum wait for room of their size under it, as jobs held by
-    the nodes do: a release of one vcore wakes the one-vcore jobs, not those of eight."""
+    the nodes do: a release of one vcore wakes the one-vcore jobs, not those of eight; and
+    those of one size wait in a line, so a release that makes room for one wakes the first,
+    then the next once the first has started (held again, the rest wait with it)."""
     s = start_scheduler(PLAIN.replace("          - name: work\n",
                                       "          - name: work\n"
                                       "            resources: {max: {vcore: \"10\"}}\n"))
@@ -225,7 +227,9 @@ def test_a_small_release_under_a_queue_maximum_does_not_wake_jobs_too_big_for_it
     woken.clear()
     s.remove_application("holder")
     assert [a.application_id for a in s.schedule()] == ["eight-0"]
-    assert sorted(set(woken)) == sorted(f"eight-{i}" for i in range(30))
+    assert sorted(set(woken)) == ["eight-0", "eight-1"]
+    for i in (1, 29):
+        assert s.why_pending(f"eight-{i}").kind == "queue"
 
 
 def test_without_any_application_count_nobody_asks_for_one(start_scheduler) -> None:

@@ -60,10 +60,11 @@ _MIN_SWEEP = 1024
 _MAX_NAMED = 4096
 
 Counter = tuple[str, str]
-LineKey = tuple[Counter, str, Wait, UserGroup | None]
+LineKey = tuple[Counter, str, Wait | None, UserGroup | None]
 """A line: the counter its applications wait on, their leaf, the reason they share, and their
 user (a group's count is asked after the user's own, so only one user's are alike; None for a
-queue's count, which holds every user's alike)."""
+queue's count, which holds every user's alike). A queue maximum's line (its counter is the
+room for one size under that maximum) names neither: the size and the queue make them alike."""
 LineEntry = tuple[tuple[Any, ...], int, Application]
 """(the application's order in its leaf, the parking's stamp, the application)."""
 
@@ -372,16 +373,25 @@ class Backlog:
         if self._parkings + self.turns.dropped >= self._sweep_at:
             self._sweep()
 
-    def queue_up(self, app: Application, counter: Counter, order: tuple[Any, ...]) -> None:
-        """Park a new application that an application count holds back (`app.wait`) in the
-        line of its counter, leaf and reason, at `order` (its place in the leaf's order)."""
+    def queue_up(self, app: Application, counter: Counter, order: tuple[Any, ...], *,
+                 alike: Callable[[Application], bool] | None = None) -> None:
+        """Park `app` in the line of its counter, leaf and reason, at `order` (its place in
+        the leaf's order): a new application that an application count holds back
+        (`app.wait`), or one that a queue's maximum holds back (`counter` is the room for its
+        size there). When `app` is a woken head held again for the line's own reason, those
+        behind it wait with it, but those `alike` rejects (they would now be held by
+        something an attempt asks first) are woken, into `chained`."""
         if self.exhaustive or app.wait is None:
             self.park(app, (counter,))
             return
         app_id = app.application_id
-        # a queue's count holds every new application alike, whoever its user
-        user = None if app.wait.is_queue_count else app.user
-        key: LineKey = (counter, app.queue_path, app.wait, user)
+        key: LineKey
+        if app.wait.is_queue_maximum:
+            key = (counter, app.queue_path, None, None)
+        else:
+            # a queue's count holds every new application alike, whoever its user
+            user = None if app.wait.is_queue_count else app.user
+            key = (counter, app.queue_path, app.wait, user)
         self._ready[app.queue_path].pop(app_id, None)
         self._parkings += 1
         stamp = self._parkings_made = self._parkings_made + 1
@@ -393,8 +403,28 @@ class Backlog:
             # a woken head held for the line's own reason: whoever is behind it would be
             # refused alike, so they wait with it again
             del self._head_of[app_id]
-            lines[key] = _merged(line, self._behind.pop(key, []))
+            behind = self._behind.pop(key, [])
+            if alike is not None:
+                behind = self._still_alike(key, behind, alike)
+            lines[key] = _merged(line, behind)
         self._parked_now(app)
+
+    def _still_alike(self, key: LineKey, line: list[LineEntry],
+                     alike: Callable[[Application], bool]) -> list[LineEntry]:
+        """`line` without the entries `alike` rejects, which are woken (into `chained`, in
+        the line's order); stale entries are dropped."""
+        kept: list[LineEntry] = []
+        for entry in sorted(line):
+            app = entry[2]
+            if self._in_line.get(app.application_id) != (key, entry[1]) \
+                    or not _still_pending(app):
+                continue
+            if alike(app):
+                kept.append(entry)
+            else:
+                self._make_ready(app)
+                self.chained.append(app)
+        return kept
 
     def moved_on(self, app: Application) -> None:
         """`app`'s reason to wait changed (or it started, or went away): if it was woken at

@@ -287,12 +287,26 @@ class Cycle:
 
     def _set_aside(self, leaf: Queue, app: Application, counters: set[Counter]) -> None:
         """Park `app` on `counters`; a new application that an application count holds back
-        joins the line of that count instead, in the leaf's order."""
-        if not app.tracked and app.wait is not None \
-                and (app.wait.is_count or app.wait.is_queue_count) and len(counters) == 1:
-            self.p.backlog.queue_up(app, next(iter(counters)), self._app_key(leaf, app))
-        else:
-            self.p.backlog.park(app, counters)
+        joins the line of that count instead, in the leaf's order, and so does one that a
+        queue's maximum holds back (the line of the room for its size there: a release
+        wakes its head, and the next once the head has moved on)."""
+        wait = app.wait
+        if wait is not None and len(counters) == 1:
+            counter = next(iter(counters))
+            if not app.tracked and (wait.is_count or wait.is_queue_count):
+                self.p.backlog.queue_up(app, counter, self._app_key(leaf, app))
+                return
+            if wait.is_queue_maximum and counter[0] == "room":
+                self.p.backlog.queue_up(app, counter, self._app_key(leaf, app),
+                                        alike=self._still_held_by_room)
+                return
+        self.p.backlog.park(app, counters)
+
+    def _still_held_by_room(self, app: Application) -> bool:
+        """Whether `app`, behind a head its queue's maximum holds again, would be held by it
+        too: it asks the same size there, so only what an attempt asks before that (a new
+        application's turn and counts) may hold it instead."""
+        return not self._held_before_asks(app)
 
     def _may_fit(self, queue: Queue, shape: Resource) -> bool:
         """Whether an ask of this size could be placed now (queue limits and nodes only)."""
