@@ -482,3 +482,43 @@ def test_a_new_job_woken_from_a_queue_maximum_meets_its_counts_first(start_sched
     assert {a.application_id for a in s.schedule()} == {"w"}
     wait = s.why_pending("s1")
     assert (wait.kind, wait.name, wait.limit) == ("user", "sue", "applications")
+
+
+def test_a_job_behind_a_held_head_meets_its_counts_first(start_scheduler) -> None:
+    """Jobs of one size that a queue's maximum holds wait in a line; when its head is held
+    again, one behind it whose user has since reached `maxApplications` is looked at all the
+    same and records the count, as it would had every job of the line been woken."""
+    s = start_scheduler("""
+        partitions:
+          - name: default
+            placementrules:
+              - name: provided
+            queues:
+              - name: root
+                submitacl: '*'
+                limits:
+                  - limit: one for sue
+                    users: [sue]
+                    maxapplications: 1
+                queues:
+                  - name: work
+                    resources:
+                      max: {vcore: 4}
+                  - name: other
+        """)
+    s.add_node("n1", {"vcore": 64000})
+    for holder in ("a", "b"):
+        s.submit(holder, UserGroup("bob"), queue="root.work", asks=[Ask("k", {"vcore": 2000})])
+    s.schedule()
+    s.submit("x", UserGroup("ann"), queue="root.work", asks=[Ask("k", {"vcore": 2000})])
+    for app_id, user in (("w", UserGroup("carl")), ("s1", SUE)):
+        s.submit(app_id, user, queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    assert s.why_pending("s1").kind == "queue"
+    s.submit("s0", SUE, queue="root.other", asks=[Ask("k", ONE)])
+    assert {a.application_id for a in s.schedule()} == {"s0"}
+    s.remove_application("a")
+    assert {a.application_id for a in s.schedule()} == {"x"}
+    assert s.why_pending("w").kind == "queue"
+    wait = s.why_pending("s1")
+    assert (wait.kind, wait.name, wait.limit) == ("user", "sue", "applications")
