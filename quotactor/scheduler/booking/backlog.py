@@ -29,7 +29,10 @@ only the head of each line, and the next in line is woken only once the head has
 started, something else holds it now, or it went away): a user with a thousand jobs behind
 `maxApplications: 4` costs a few attempts per release, not a thousand, and each job records
 exactly the reasons it would had all of them been woken (the reference mode,
-`SchedulerOptions.exhaustive_retries`, still wakes them all and settles nothing).
+`SchedulerOptions.exhaustive_retries`, still wakes them all and settles nothing). Jobs that a
+queue's maximum holds wait in lines too, one per room counter (a size under that maximum) and
+leaf: they ask alike there, so a head held again keeps the rest behind it, but for those that
+what an attempt asks first (a new application's turn and counts) would now hold (`queue_up`).
 
 A user's new applications that ask alike take turns (`quotactor/scheduler/booking/turns.py`): only
 the first of them is tried, the others wait untried, parked on nothing, and the backlog wakes
