@@ -245,11 +245,20 @@ EMPTY = Resource()
 def sum_of(resources: Iterable[ResourceLike]) -> Resource:
     """The total of `resources`, summed in one dict (one new value, not one per term)."""
     total: dict[str, int] = {}
+    checked = True  # every term a Resource: the sums are integers, only zeros to prune
+    items: Iterable[tuple[str, int]]
     for resource in resources:
-        items = resource._values.items() if type(resource) is Resource else resource.items()
+        if type(resource) is Resource:
+            items = resource._values.items()
+        else:
+            items = resource.items()
+            checked = False
         for name, quantity in items:
             total[name] = total.get(name, 0) + quantity
-    return Resource(total)
+    if not checked:
+        return Resource(total)
+    return Resource._trusted(total if all(total.values())
+                             else {name: quantity for name, quantity in total.items() if quantity})
 
 
 _QUANTITY = re.compile(r"^([0-9]+)\s*([A-Za-z]*)$")

@@ -7,7 +7,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from quotactor.core.resources import QuantityError, Resource, parse_quantity, parse_resource_map
+from quotactor.core.resources import (
+    QuantityError,
+    Resource,
+    parse_quantity,
+    parse_resource_map,
+    sum_of,
+)
 
 
 def test_zero_entries_are_pruned_so_equal_values_compare_equal() -> None:
@@ -117,3 +123,14 @@ def test_of_a_plain_dict_is_the_checked_constructor_result(values: dict[Any, Any
     assert got == want and hash(got) == hash(want) and dict(got.items()) == dict(want.items())
     values["extra"] = 1
     assert "extra" not in got
+
+
+def test_sum_of_adds_resources_and_mappings_and_prunes_zeros() -> None:
+    one = Resource({"vcore": 1000, "memory": 2})
+    assert sum_of([one, one, one]) == Resource({"vcore": 3000, "memory": 6})
+    assert sum_of([one, -one]) == Resource() and not sum_of([one, -one])
+    assert dict(sum_of([one, Resource({"memory": -2})]).items()) == {"vcore": 1000}
+    assert sum_of([one, {"vcore": 1}]) == Resource({"vcore": 1001, "memory": 2})
+    assert sum_of([]) == Resource()
+    with pytest.raises(QuantityError):
+        sum_of([one, {"vcore": 1.5}])  # type: ignore[list-item]
