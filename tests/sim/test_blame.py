@@ -141,3 +141,27 @@ def test_blame_asks_the_room_again_only_when_it_may_have_changed(
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Scheduler, "room_state", lambda self, **_: object())
         assert _held(jobs, nodes) == kept
+
+
+def test_usage_is_read_only_for_limits_on_resources_the_job_asks() -> None:
+    # the counterfactual names the resource limits that alone would hold a job; a limit on
+    # the number of applications never does, so the user's usage need not be read for it
+    from quotactor import UserGroupManager
+
+    reads: list[str] = []
+    original = UserGroupManager.user_usage
+
+    def spy(self: UserGroupManager, name: str) -> Any:
+        reads.append(name)
+        return original(self, name)
+
+    count_only = USER_LIMIT_4.replace('maxresources: {vcore: "4"}', "maxapplications: 5")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(UserGroupManager, "user_usage", spy)
+        held = second(QUEUE_MAX_4 + "\n" + count_only, 6)
+        assert held.held_by == {"queue root.q's resources limit": 90.0}
+        assert reads == []
+        held = second(QUEUE_MAX_4 + "\n" + USER_LIMIT_4, 6)
+        assert reads
+    assert held.held_by == {"queue root.q's resources limit + user u1's resources limit at "
+                            "root.q": 90.0}

@@ -222,20 +222,26 @@ class Counterfactual:
                     path, Resource()), cap):
                 yield f"queue {path}'s resources limit"
         table = self._ugm.limit_table
-        user_usage = self._usage("user", entry.user)
-        for path in levels:
-            limit = table.user_limit(path, entry.user)
-            if limit is not None and _over(entry.total, user_usage.get(path, Resource()),
-                                           limit.max_resources):
-                yield f"user {entry.user}'s resources limit at {path}"
+        # usage is read only where a limit caps a resource the job asks (most limits count
+        # applications only, and a read is a snapshot of the user's or group's whole tree)
+        caps = [(path, limit.max_resources) for path in levels
+                if (limit := table.user_limit(path, entry.user)) is not None
+                and _caps(limit.max_resources, entry.total)]
+        if caps:
+            user_usage = self._usage("user", entry.user)
+            for path, most in caps:
+                if _over(entry.total, user_usage.get(path, Resource()), most):
+                    yield f"user {entry.user}'s resources limit at {path}"
         if entry.group is None:
             return
-        group_usage = self._usage("group", entry.group)
-        for path in levels:
-            limit = table.group_limit(path, entry.group)
-            if limit is not None and _over(entry.total, group_usage.get(path, Resource()),
-                                           limit.max_resources):
-                yield f"group {entry.group}'s resources limit at {path}"
+        caps = [(path, limit.max_resources) for path in levels
+                if (limit := table.group_limit(path, entry.group)) is not None
+                and _caps(limit.max_resources, entry.total)]
+        if caps:
+            group_usage = self._usage("group", entry.group)
+            for path, most in caps:
+                if _over(entry.total, group_usage.get(path, Resource()), most):
+                    yield f"group {entry.group}'s resources limit at {path}"
 
 
     def _usage(self, kind: str, name: str) -> dict[str, Resource]:
@@ -251,6 +257,11 @@ class Counterfactual:
                 usage = _usage_by_path(self._ugm.group_usage(name))
             self._read[key] = usage
         return usage
+
+
+def _caps(cap: Mapping[str, int], total: Resource) -> bool:
+    """Whether `cap` limits a resource `total` asks (else no usage can make `_over` true)."""
+    return any(name in total for name in cap)
 
 
 def _over(total: Resource, used: Mapping[str, int], cap: Mapping[str, int]) -> bool:
