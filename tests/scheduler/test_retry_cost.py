@@ -439,6 +439,27 @@ def test_jobs_held_by_a_full_queue_maximum_are_set_aside_unattempted(start_sched
         assert (wait.kind, wait.name, wait.limit) == ("queue", "root.work", "resources")
 
 
+ONE_FOR_SUE = """
+partitions:
+  - name: default
+    placementrules:
+      - name: provided
+    queues:
+      - name: root
+        submitacl: '*'
+        limits:
+          - limit: one for sue
+            users: [sue]
+            maxapplications: 1
+        queues:
+          - name: work
+            resources:
+              max: {vcore: 4}
+          - name: other
+"""
+"""sue runs one application at a time; root.work holds 4 vcores at most."""
+
+
 @pytest.mark.parametrize("tasks", [1, 2], ids=["one ask", "placed whole"])
 def test_a_new_job_woken_from_a_queue_maximum_meets_its_counts_first(start_scheduler,
                                                                      tasks) -> None:
@@ -447,24 +468,7 @@ def test_a_new_job_woken_from_a_queue_maximum_meets_its_counts_first(start_sched
     first (YuniKorn's `CanRunApp`), so that is its reason now."""
     from quotactor.scheduler.objects.application import ALL_OR_NOTHING
 
-    s = start_scheduler("""
-        partitions:
-          - name: default
-            placementrules:
-              - name: provided
-            queues:
-              - name: root
-                submitacl: '*'
-                limits:
-                  - limit: one for sue
-                    users: [sue]
-                    maxapplications: 1
-                queues:
-                  - name: work
-                    resources:
-                      max: {vcore: 4}
-                  - name: other
-        """)
+    s = start_scheduler(ONE_FOR_SUE)
     s.add_node("n1", {"vcore": 64000})
     tags = {ALL_OR_NOTHING: "true"} if tasks > 1 else {}
     size = {"vcore": 2000 // tasks}
@@ -488,24 +492,7 @@ def test_a_job_behind_a_held_head_meets_its_counts_first(start_scheduler) -> Non
     """Jobs of one size that a queue's maximum holds wait in a line; when its head is held
     again, one behind it whose user has since reached `maxApplications` is looked at all the
     same and records the count, as it would had every job of the line been woken."""
-    s = start_scheduler("""
-        partitions:
-          - name: default
-            placementrules:
-              - name: provided
-            queues:
-              - name: root
-                submitacl: '*'
-                limits:
-                  - limit: one for sue
-                    users: [sue]
-                    maxapplications: 1
-                queues:
-                  - name: work
-                    resources:
-                      max: {vcore: 4}
-                  - name: other
-        """)
+    s = start_scheduler(ONE_FOR_SUE)
     s.add_node("n1", {"vcore": 64000})
     for holder in ("a", "b"):
         s.submit(holder, UserGroup("bob"), queue="root.work", asks=[Ask("k", {"vcore": 2000})])

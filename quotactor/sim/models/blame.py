@@ -24,6 +24,7 @@ from bisect import bisect_right, insort
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from typing import Any
 
+from quotactor.core.limits import Limit
 from quotactor.core.queue_path import ancestors, parse_queue_path
 from quotactor.core.resources import Resource, sum_of
 from quotactor.scheduler import Scheduler
@@ -222,27 +223,24 @@ class Counterfactual:
                     path, Resource()), cap):
                 yield f"queue {path}'s resources limit"
         table = self._ugm.limit_table
-        # usage is read only where a limit caps a resource the job asks (most limits count
-        # applications only, and a read is a snapshot of the user's or group's whole tree)
-        caps = [(path, limit.max_resources) for path in levels
-                if (limit := table.user_limit(path, entry.user)) is not None
-                and _caps(limit.max_resources, entry.total)]
-        if caps:
-            user_usage = self._usage("user", entry.user)
-            for path, most in caps:
-                if _over(entry.total, user_usage.get(path, Resource()), most):
-                    yield f"user {entry.user}'s resources limit at {path}"
-        if entry.group is None:
-            return
-        caps = [(path, limit.max_resources) for path in levels
-                if (limit := table.group_limit(path, entry.group)) is not None
-                and _caps(limit.max_resources, entry.total)]
-        if caps:
-            group_usage = self._usage("group", entry.group)
-            for path, most in caps:
-                if _over(entry.total, group_usage.get(path, Resource()), most):
-                    yield f"group {entry.group}'s resources limit at {path}"
+        yield from self._limits_over("user", entry.user, entry, levels, table.user_limit)
+        if entry.group is not None:
+            yield from self._limits_over("group", entry.group, entry, levels,
+                                         table.group_limit)
 
+    def _limits_over(self, kind: str, name: str, entry: _Held, levels: list[str],
+                     limit_at: Callable[[str, str], Limit | None]) -> Iterator[str]:
+        """The resources limits of user or group `name` on `levels` that the job's total does
+        not fit under now. Usage is read only where a limit caps a resource the job asks:
+        most limits count applications only, and a read is a snapshot of the whole tree."""
+        caps = [(path, limit.max_resources) for path in levels
+                if (limit := limit_at(path, name)) is not None
+                and _caps(limit.max_resources, entry.total)]
+        if caps:
+            usage = self._usage(kind, name)
+            for path, most in caps:
+                if _over(entry.total, usage.get(path, Resource()), most):
+                    yield f"{kind} {name}'s resources limit at {path}"
 
     def _usage(self, kind: str, name: str) -> dict[str, Resource]:
         """Queue path -> usage of a user, group or queue (this cycle's reading)."""
