@@ -377,12 +377,12 @@ class Backlog:
             self._sweep()
 
     def queue_up(self, app: Application, counter: Counter, order: tuple[Any, ...], *,
-                 alike: Callable[[Application], bool] | None = None) -> None:
+                 held_otherwise: Callable[[Application], bool] | None = None) -> None:
         """Park `app` in the line of its counter, leaf and reason, at `order` (its place in
         the leaf's order): a new application that an application count holds back
         (`app.wait`), or one that a queue's maximum holds back (`counter` is the room for its
         size there). When `app` is a woken head held again for the line's own reason, those
-        behind it wait with it, but those `alike` rejects (they would now be held by
+        behind it wait with it, but those `held_otherwise` picks (they would now be held by
         something an attempt asks first) are woken, into `chained`."""
         if self.exhaustive or app.wait is None:
             self.park(app, (counter,))
@@ -407,26 +407,26 @@ class Backlog:
             # refused alike, so they wait with it again
             del self._head_of[app_id]
             behind = self._behind.pop(key, [])
-            if alike is not None:
-                behind = self._still_alike(key, behind, alike)
+            if held_otherwise is not None:
+                behind = self._keep_alike(key, behind, held_otherwise)
             lines[key] = _merged(line, behind)
         self._parked_now(app)
 
-    def _still_alike(self, key: LineKey, line: list[LineEntry],
-                     alike: Callable[[Application], bool]) -> list[LineEntry]:
-        """`line` without the entries `alike` rejects, which are woken (into `chained`, in
-        the line's order); stale entries are dropped."""
+    def _keep_alike(self, key: LineKey, line: list[LineEntry],
+                    held_otherwise: Callable[[Application], bool]) -> list[LineEntry]:
+        """`line` without the entries `held_otherwise` picks, which are woken (into
+        `chained`, in the line's order); stale entries are dropped."""
         kept: list[LineEntry] = []
         for entry in sorted(line):
             app = entry[2]
             if self._in_line.get(app.application_id) != (key, entry[1]) \
                     or not _still_pending(app):
                 continue
-            if alike(app):
-                kept.append(entry)
-            else:
+            if held_otherwise(app):
                 self._make_ready(app)
                 self.chained.append(app)
+            else:
+                kept.append(entry)
         return kept
 
     def moved_on(self, app: Application) -> None:

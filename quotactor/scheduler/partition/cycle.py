@@ -298,15 +298,9 @@ class Cycle:
                 return
             if wait.is_queue_maximum and counter[0] == "room":
                 self.p.backlog.queue_up(app, counter, self._app_key(leaf, app),
-                                        alike=self._still_held_by_room)
+                                        held_otherwise=self._held_before_asks)
                 return
         self.p.backlog.park(app, counters)
-
-    def _still_held_by_room(self, app: Application) -> bool:
-        """Whether `app`, behind a head its queue's maximum holds again, would be held by it
-        too: it asks the same size there, so only what an attempt asks before that (a new
-        application's turn and counts) may hold it instead."""
-        return not self._held_before_asks(app)
 
     def _may_fit(self, queue: Queue, shape: Resource) -> bool:
         """Whether an ask of this size could be placed now (queue limits and nodes only)."""
