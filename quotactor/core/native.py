@@ -26,8 +26,8 @@ from pathlib import Path
 __all__ = ["COMPILED", "MANIFEST", "load_core", "pure_requested", "source_digest",
            "why_not_compiled"]
 
-COMPILED = ("journal", "queue_path", "limits", "intake", "queue_tracker", "tracker", "routing",
-            "reference")
+COMPILED = ("resources", "journal", "queue_path", "limits", "intake", "queue_tracker", "tracker",
+            "routing", "reference")
 """The compiled modules, each after those it imports (the order they are loaded in)."""
 
 MANIFEST = "_compiled.json"

@@ -35,11 +35,16 @@ class QuantityError(ValueError):
     """A quantity string or value that YuniKorn would not accept."""
 
 
-class Resource(Mapping[str, int]):
+class Resource:
     """Immutable `name -> int` mapping with per-name arithmetic; a missing name is 0.
 
     Plain dicts are accepted wherever a `Resource` is; `Resource.of` converts them once at the
     boundary so that the hot paths work on validated values only.
+
+    It is a registered `Mapping` (`isinstance` says so) and offers the whole read-only mapping
+    protocol, but does not inherit from `Mapping`: the module is compiled with mypyc, and a
+    class with a Python base would not compile to a native class. Annotations that take one
+    say `ResourceLike`. No method changes a value; its attributes are private.
     """
 
     __slots__ = ("_hash", "_values")
@@ -48,12 +53,16 @@ class Resource(Mapping[str, int]):
     _hash: int | None
 
     def __init__(self, values: Mapping[str, int] | Iterable[tuple[str, int]] | None = None):
+        if values is None:
+            self._values = {}
+            self._hash = None
+            return
         if (type(values) is dict and _STR.issuperset(map(type, values))
                 and _INT.issuperset(map(type, values.values())) and "" not in values):
             # the common case, checked without a step per item: names and plain integers
-            object.__setattr__(self, "_values", dict(values) if all(values.values())
-                               else dict(filter(_QUANTITY_OF, values.items())))
-            object.__setattr__(self, "_hash", None)
+            self._values = (dict(values) if all(values.values())
+                            else dict(filter(_QUANTITY_OF, values.items())))
+            self._hash = None
             return
         items = (values.items() if type(values) is dict or isinstance(values, Mapping)
                  else (values or ()))
@@ -68,15 +77,14 @@ class Resource(Mapping[str, int]):
                 )
             if quantity:
                 clean[name] = int(quantity)
-        object.__setattr__(self, "_values", clean)
-        object.__setattr__(self, "_hash", None)
+        self._values = clean
+        self._hash = None
 
-    @classmethod
-    def _trusted(cls, values: dict[str, int]) -> Resource:
+    @staticmethod
+    def _trusted(values: dict[str, int]) -> Resource:
         """Wrap an already pruned dict of ints without copying or checking it."""
-        res = _new_object(cls)
-        _set_values(res, values)
-        _set_hash(res, None)
+        res = Resource()
+        res._values = values
         return res
 
     @classmethod
@@ -87,9 +95,8 @@ class Resource(Mapping[str, int]):
                 if (type(name) is not str or type(quantity) is not int or not name
                         or not quantity):
                     return cls(value)  # checked (and zeros pruned) there
-            res = _new_object(cls)
-            _set_values(res, dict(value))
-            _set_hash(res, None)
+            res = Resource()
+            res._values = dict(value)
             return res
         if isinstance(value, Resource):
             return value
@@ -98,9 +105,6 @@ class Resource(Mapping[str, int]):
         if not isinstance(value, Mapping):
             raise QuantityError(f"a resource must be a mapping, got {type(value).__name__}")
         return cls(value)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("Resource is immutable")
 
     def __copy__(self) -> Resource:
         return self
@@ -142,8 +146,8 @@ class Resource(Mapping[str, int]):
 
     def __hash__(self) -> int:
         if self._hash is None:
-            object.__setattr__(self, "_hash", hash(frozenset(self._values.items())))
-        return self._hash  # type: ignore[return-value]
+            self._hash = hash(frozenset(self._values.items()))
+        return self._hash
 
     def __repr__(self) -> str:
         return f"Resource({dict(sorted(self._values.items()))!r})"
@@ -235,28 +239,18 @@ class Resource(Mapping[str, int]):
         return Resource._trusted({k: v for k, v in self._values.items() if v > 0})
 
 
-_new_object = object.__new__
-_set_values = Resource.__dict__["_values"].__set__
-_set_hash = Resource.__dict__["_hash"].__set__
-"""The slots' own setters: `Resource.__setattr__` refuses every assignment."""
+Mapping.register(Resource)
 
 EMPTY = Resource()
 
 def sum_of(resources: Iterable[ResourceLike]) -> Resource:
-    """The total of `resources`, summed in one dict (one new value, not one per term)."""
+    """The total of `resources`, summed in one dict (one new value, not one per term); a term
+    that is not a `Resource` is checked as `Resource.of` checks it."""
     total: dict[str, int] = {}
-    checked = True  # every term a Resource: the sums are integers, only zeros to prune
-    items: Iterable[tuple[str, int]]
     for resource in resources:
-        if type(resource) is Resource:
-            items = resource._values.items()
-        else:
-            items = resource.items()
-            checked = False
-        for name, quantity in items:
+        values = resource._values if type(resource) is Resource else Resource.of(resource)._values
+        for name, quantity in values.items():
             total[name] = total.get(name, 0) + quantity
-    if not checked:
-        return Resource(total)
     return Resource._trusted(total if all(total.values())
                              else {name: quantity for name, quantity in total.items() if quantity})
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
+
+from quotactor.core.resources import ResourceLike
 
 __all__ = ["amount", "axis_unit", "duration", "humanize", "is_bytes", "ordered", "percent",
            "quantity", "render_table", "resources_text", "short_name", "unit_of"]
@@ -98,7 +100,7 @@ def amount(name: str, value: int | float) -> str:
     return f"{quantity(name, value)} {name}"
 
 
-def resources_text(resources: Mapping[str, int]) -> str:
+def resources_text(resources: ResourceLike) -> str:
     """A resource set in human units: `64 vcore, 4Gi memory` (`nothing` when empty)."""
     return ", ".join(amount(n, v) for n, v in sorted(resources.items())) or "nothing"
 

@@ -9,12 +9,12 @@ second file does not waste the first replay.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from quotactor.core.resources import ResourceLike
 from quotactor.elastic import QuotaError
 from quotactor.kueue import KueueError
 from quotactor.quotatree import QuotaTreeError
@@ -45,7 +45,7 @@ class ModelRun:
             kill_preempted=kill_preempted))
 
 
-def build_model(kind: str, text: str, total: Mapping[str, int]) -> QuotaModel:
+def build_model(kind: str, text: str, total: ResourceLike) -> QuotaModel:
     """The model `kind` from a quota file's text, on a cluster of `total`."""
     if kind == "elastic":
         from quotactor.sim.models.elastic_model import load_elastic_model

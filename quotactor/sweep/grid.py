@@ -14,13 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
 from quotactor.config import ConfigError, load_config
+from quotactor.core.resources import ResourceLike
 from quotactor.elastic import QuotaError
 from quotactor.kueue import KueueError
 from quotactor.quotatree import QuotaTreeError
@@ -117,7 +117,7 @@ def render(document: Any, model: str) -> str:
     return yaml.safe_dump(document, sort_keys=False)
 
 
-def _problem(text: str, model: str, partition: str, total: Mapping[str, int]) -> str:
+def _problem(text: str, model: str, partition: str, total: ResourceLike) -> str:
     """Why the model's validator rejects `text` (empty when it accepts it)."""
     if model != "yunikorn":
         try:

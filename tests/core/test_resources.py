@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import copy
+import pickle
 import re
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 import pytest
@@ -33,10 +36,24 @@ def test_arithmetic_is_per_name_with_missing_names_as_zero() -> None:
 
 def test_resource_is_immutable() -> None:
     r = Resource({"memory": 1})
-    with pytest.raises(AttributeError):
-        r._values = {}  # type: ignore[misc]
     with pytest.raises(TypeError):
         r["memory"] = 3  # type: ignore[index]
+    with pytest.raises(TypeError):
+        del r["memory"]  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError):
+        r.memory = 3  # type: ignore[attr-defined]
+    assert r + r == {"memory": 2} and -r == {"memory": -1} and r.scaled(3) == {"memory": 3}
+    assert r == {"memory": 1}
+
+
+def test_resource_is_a_read_only_mapping() -> None:
+    r = Resource({"memory": 4, "vcore": 1000})
+    assert isinstance(r, Mapping) and not isinstance(r, MutableMapping)
+    assert dict(r) == {"memory": 4, "vcore": 1000} and {**r} == dict(r)
+    assert sorted(r) == ["memory", "vcore"] and len(r) == 2 and "memory" in r
+    assert r.get("gpu") == 0 and r.get("gpu", None) is None and r["vcore"] == 1000
+    assert r != {"memory": 4} and r == {"memory": 4, "vcore": 1000, "gpu": 0}
+    assert pickle.loads(pickle.dumps(r)) == r and copy.deepcopy(r) is r
 
 
 def test_non_integer_quantities_are_rejected() -> None:

@@ -13,9 +13,9 @@ were placed in between, which is what keeps the two paths' answers alike.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Sequence
 
-from quotactor.core.resources import Resource
+from quotactor.core.resources import Resource, ResourceLike
 from quotactor.scheduler.objects.node import Node, NodeSet
 
 __all__ = ["free_room", "plan", "room_for", "room_state"]
@@ -37,7 +37,7 @@ def free_room(nodes: NodeSet, owner: str = "") -> Resource:
     return nodes.free_room(owner)
 
 
-def _how_many(size: Resource, room: Mapping[str, int]) -> int:
+def _how_many(size: Resource, room: ResourceLike) -> int:
     """How many asks of `size` fit in `room` (a large number for a size asking nothing; none
     where `room` is negative, on a node shrunk below what it holds)."""
     counts = [room.get(name, 0) // quantity for name, quantity in size.items() if quantity > 0]

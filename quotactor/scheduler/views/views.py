@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from quotactor.core.resources import Resource
+from quotactor.core.resources import Resource, ResourceLike
 from quotactor.scheduler.objects.allocation import Allocation
 from quotactor.scheduler.objects.application import Application, PendingAsk
 from quotactor.scheduler.objects.contention import preempting_by_queue
@@ -44,11 +44,11 @@ def _ns(seconds: float | None) -> int | None:
     return None if seconds is None else round(seconds * 1e9)
 
 
-def _res(values: Mapping[str, int] | None) -> dict[str, int]:
+def _res(values: ResourceLike | None) -> dict[str, int]:
     return dict(sorted((values or {}).items()))
 
 
-def _percent(used: Resource, total: Mapping[str, int] | None) -> dict[str, int]:
+def _percent(used: Resource, total: ResourceLike | None) -> dict[str, int]:
     if not total:
         return {}
     return {n: int(used.get(n, 0) * 100 / q) for n, q in sorted(total.items()) if q > 0}

@@ -26,7 +26,7 @@ from typing import Any
 
 from quotactor.core.limits import Limit
 from quotactor.core.queue_path import ancestors, parse_queue_path
-from quotactor.core.resources import Resource, sum_of
+from quotactor.core.resources import Resource, ResourceLike, sum_of
 from quotactor.scheduler import Scheduler
 from quotactor.sim.models.outcomes import OutcomeRecorder
 
@@ -257,12 +257,12 @@ class Counterfactual:
         return usage
 
 
-def _caps(cap: Mapping[str, int], total: Resource) -> bool:
+def _caps(cap: ResourceLike, total: Resource) -> bool:
     """Whether `cap` limits a resource `total` asks (else no usage can make `_over` true)."""
     return any(name in total for name in cap)
 
 
-def _over(total: Resource, used: Mapping[str, int], cap: Mapping[str, int]) -> bool:
+def _over(total: Resource, used: ResourceLike, cap: ResourceLike) -> bool:
     """Whether `total` more than `used` breaks `cap` (names `cap` does not set are free)."""
     return any(used.get(name, 0) + total.get(name, 0) > quantity
                for name, quantity in cap.items() if name in total)

@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from quotactor.core.resources import Resource
+from quotactor.core.resources import Resource, ResourceLike
 from quotactor.elastic import (
     DEFAULT_QUOTA,
     ROOT_QUOTA,
@@ -48,7 +48,7 @@ _TO_ELASTIC = {"vcore": "cpu"}
 _FROM_ELASTIC = {"cpu": "vcore"}
 
 
-def _rename(amount: Mapping[str, int], names: Mapping[str, str]) -> Resource:
+def _rename(amount: ResourceLike, names: Mapping[str, str]) -> Resource:
     return Resource({names.get(k, k): v for k, v in amount.items()})
 
 
@@ -199,7 +199,7 @@ def _bounded_maxes(manager: ElasticQuotaManager) -> dict[str, Resource]:
     return {name: _rename(bound, _FROM_ELASTIC) for name, bound in bounds.items()}
 
 
-def load_elastic_model(yaml_text: str, total: Mapping[str, int]) -> ElasticModel:
+def load_elastic_model(yaml_text: str, total: ResourceLike) -> ElasticModel:
     """ElasticQuota objects (YAML, `---` separated) on a cluster of `total` (job resource
     names); `QuotaError` says what is wrong with the file."""
     manager = ElasticQuotaManager(_rename(total, _TO_ELASTIC))

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from quotactor.core.resources import Resource
+from quotactor.core.resources import Resource, ResourceLike
 from quotactor.kueue import (
     KueueError,
     KueueManager,
@@ -46,7 +46,7 @@ _INVALID = re.compile(r"[^a-z0-9-]+")
 _STRATEGIES = (LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, LESS_THAN_INITIAL_SHARE)
 
 
-def _rename(amount: Mapping[str, int], names: Mapping[str, str]) -> Resource:
+def _rename(amount: ResourceLike, names: Mapping[str, str]) -> Resource:
     return Resource({names.get(k, k): v for k, v in amount.items() if v})
 
 
@@ -61,7 +61,7 @@ class KueueModel:
 
     name = "kueue"
 
-    def __init__(self, manager: KueueManager, total: Mapping[str, int]) -> None:
+    def __init__(self, manager: KueueManager, total: ResourceLike) -> None:
         self.manager = manager
         self._total = Resource(dict(total))
         self._keys: dict[str, str] = {}
@@ -106,7 +106,7 @@ class KueueModel:
             return "more than 18 task groups (a Workload has at most 18 pod sets)"
         pod_sets = tuple(
             PodSet(_label(group.name, f"tasks-{i}") if group.name else f"tasks-{i}",
-                   group.count, _rename(group.resources, _TO_KUEUE))
+                   group.count, dict(_rename(group.resources, _TO_KUEUE).items()))
             for i, group in enumerate(job.task_groups))
         if len({p.name for p in pod_sets}) != len(pod_sets):
             pod_sets = tuple(PodSet(f"tasks-{i}", p.count, p.requests)
@@ -221,7 +221,7 @@ class KueueModel:
         return out
 
 
-def load_kueue_model(yaml_text: str, total: Mapping[str, int]) -> KueueModel:
+def load_kueue_model(yaml_text: str, total: ResourceLike) -> KueueModel:
     """Kueue manifests (YAML, `---` separated) on a cluster of `total` (job resource names);
     `KueueError` says what is wrong with the file (Workloads in it are refused: the trace
     supplies them)."""

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from quotactor.core.resources import Resource
+from quotactor.core.resources import Resource, ResourceLike
 from quotactor.sim.fmt import resources_text
 from quotactor.sim.models.limits import LimitLine
 from quotactor.sim.models.outcomes import Interval, JobOutcome, JobState
@@ -98,7 +98,7 @@ def check_result(result: SimulationResult) -> Verification:
     return _Checker(result).run()
 
 
-Amount = Mapping[str, int]
+Amount = ResourceLike
 """A resource amount: a `Resource`, or a plain dict where sums are built."""
 
 

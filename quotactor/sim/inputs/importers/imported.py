@@ -23,7 +23,7 @@ from typing import Any, Literal
 import yaml
 
 from quotactor.config import ConfigError, load_config
-from quotactor.core.resources import Resource
+from quotactor.core.resources import Resource, ResourceLike
 from quotactor.sim.inputs.collect import WorkloadCollector
 from quotactor.sim.inputs.jobfile import JobLineError, job_from_record
 from quotactor.sim.inputs.jobs import Job, Workload, WorkloadError
@@ -138,7 +138,7 @@ def origin_note(origin: float) -> str:
     return f"time 0 is {when.replace('+00:00', 'Z')}"
 
 
-def resources_text(resources: Mapping[str, int]) -> dict[str, str]:
+def resources_text(resources: ResourceLike) -> dict[str, str]:
     """YuniKorn quantity strings that read back exactly: `vcore` in cores or millicores
     (`12`, `1500m`), `memory` with the largest exact binary suffix (`16Gi`, `1536Mi`),
     anything else as a plain number."""

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from fractions import Fraction
 
-from quotactor.core.resources import QuantityError, Resource
+from quotactor.core.resources import QuantityError, Resource, ResourceLike
 
 __all__ = ["DROPPED_RESOURCES", "k8s_quantity", "k8s_resources", "replayable", "yunikorn_name"]
 
@@ -94,7 +94,7 @@ def k8s_resources(values: object, what: str) -> Resource:
     return Resource(out)
 
 
-def replayable(values: Mapping[str, int]) -> Resource:
+def replayable(values: ResourceLike) -> Resource:
     """`values` without the dropped names (see `DROPPED_RESOURCES`)."""
     return Resource({n: q for n, q in values.items() if _kept(n)})
 
