@@ -8,9 +8,11 @@ Every trace is replayed through the embedded YuniKorn model on `--nodes 1 --node
 on `--nodes N --node-vcore 1`, N being the machine's processors (the SWF header's MaxProcs,
 else MaxNodes; `--synthetic-procs` for the synthetic workload). The growth columns replay the
 first 10 %, 25 %, 50 % and 100 % of the trace, each as a replay of its own: flat cost means
-the same ms per job in every column. SWF logs go to the demo's queue config (every job in
-root.ipsc under user, group and queue limits; `--config` for another), the synthetic workload
-to the replay bench's config.
+the same ms per job in every column. Beside them, the mean backlog of each prefix: the jobs
+still waiting after a scheduling cycle, averaged over its cycles. A replay whose cost per job
+followed the backlog would grow as much as it does. SWF logs go to the demo's queue config
+(every job in root.ipsc under user, group and queue limits; `--config` for another), the
+synthetic workload to the replay bench's config.
 
 The cost per job is given in wall and in CPU milliseconds of this process, and the growth
 columns in CPU milliseconds: on a shared machine other processes stretch only the wall time.
@@ -63,6 +65,8 @@ class Timing:
     wall: float
     cpu: float
     never: int
+    backlog: float
+    """Jobs still waiting after a scheduling cycle, on average over the replay's cycles."""
 
 
 def _processors(workload: Workload) -> int:
@@ -113,7 +117,9 @@ def timed(trace: Trace, cluster: ClusterSpec, jobs: int, placement: Placement) -
         wall, cpu = time.perf_counter(), time.process_time()
         result = replay(sched, workload, cluster, options)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return Timing(len(workload.jobs), wall, cpu, result.everybody.never_started)
+    done = result.performance
+    backlog = (done.decisions - done.allocations) / done.cycles if done.cycles else 0.0
+    return Timing(len(workload.jobs), wall, cpu, result.everybody.never_started, backlog)
 
 
 def _load() -> str:
@@ -125,7 +131,8 @@ def run(args: argparse.Namespace) -> str:
     lines = [f"Machine: {machine()}; load average (1/5/15 min) at start {_load()}; "
              f"placement {args.placement}.", ""]
     lines += header("trace", "shape", "jobs", "never", "wall s", "CPU s", "wall ms/job",
-                    "CPU ms/job", *(f"CPU ms/job {p} %" for p in prefixes), "load after")
+                    "CPU ms/job", *(f"CPU ms/job {p} %" for p in prefixes),
+                    "mean backlog " + " / ".join(f"{p} %" for p in prefixes), "load after")
     for trace in traces(args):
         for shape, cluster in shapes(trace.processors, args.shape):
             per_prefix: dict[int, Timing] = {}
@@ -136,10 +143,12 @@ def run(args: argparse.Namespace) -> str:
                       file=sys.stderr, flush=True)
             whole = per_prefix[max(prefixes)]
             growth = " | ".join(f"{t.cpu / t.jobs * 1e3:.2f}" for t in per_prefix.values())
+            backlog = " / ".join(f"{t.backlog:,.0f}" for t in per_prefix.values())
             lines.append(f"| {trace.name} | {shape} | {whole.jobs:,} | {whole.never:,} | "
                          f"{whole.wall:.1f} | {whole.cpu:.1f} | "
                          f"{whole.wall / whole.jobs * 1e3:.2f} | "
-                         f"{whole.cpu / whole.jobs * 1e3:.2f} | {growth} | {_load()} |")
+                         f"{whole.cpu / whole.jobs * 1e3:.2f} | {growth} | {backlog} | "
+                         f"{_load()} |")
             print(lines[-1], file=sys.stderr, flush=True)
     return "\n".join(lines)
 
