@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from operator import itemgetter
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 __all__ = [
     "Resource",
@@ -44,7 +44,9 @@ class Resource:
     It is a registered `Mapping` (`isinstance` says so) and offers the whole read-only mapping
     protocol, but does not inherit from `Mapping`: the module is compiled with mypyc, and a
     class with a Python base would not compile to a native class. Annotations that take one
-    say `ResourceLike`. No method changes a value; its attributes are private.
+    say `ResourceLike`. No method changes a value; its attributes are private. In a compiled
+    module, ask `container.__contains__(r)`, not `r in container`: mypyc compiles the latter as
+    `r.__contains__(container)` for a compiled class that defines `__contains__`.
     """
 
     __slots__ = ("_hash", "_values")
@@ -64,10 +66,22 @@ class Resource:
                             else dict(filter(_QUANTITY_OF, values.items())))
             self._hash = None
             return
-        items = (values.items() if type(values) is dict or isinstance(values, Mapping)
-                 else (values or ()))
+        # entries typed as objects: each is checked below (a compiled loop over pairs would
+        # check it as a pair itself, with a TypeError)
+        items: Iterable[object]
+        if isinstance(values, Mapping):
+            items = cast("Iterable[object]", values.items())
+        elif isinstance(values, Iterable) and not isinstance(values, (str, bytes)):
+            items = cast("Iterable[object]", values)
+        else:
+            raise QuantityError("a resource must be a mapping of names to quantities, got "
+                                f"{type(values).__name__}")
         clean: dict[str, int] = {}
-        for name, quantity in items:
+        for item in items:
+            if not isinstance(item, tuple) or len(item) != 2:
+                raise QuantityError(f"a resource entry must be a (name, quantity) pair, got"
+                                    f" {item!r}")
+            name, quantity = item
             if not isinstance(name, str) or not name:
                 raise QuantityError(f"resource name must be a non-empty string, got {name!r}")
             if isinstance(quantity, bool) or not isinstance(quantity, int):

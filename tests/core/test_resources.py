@@ -64,6 +64,14 @@ def test_non_integer_quantities_are_rejected() -> None:
         Resource({"": 1})
 
 
+@pytest.mark.parametrize("bad", [5, 1.5, "vcore", b"vcore", object(), [1, 2], [("vcore",)],
+                                 [("vcore", 1, 2)]])
+def test_what_is_neither_a_mapping_nor_pairs_is_refused_alike_in_both_builds(bad: Any) -> None:
+    with pytest.raises(QuantityError):
+        Resource(bad)
+    assert Resource([("vcore", 2), ("memory", 0)]) == {"vcore": 2}
+
+
 def test_fits_within_treats_names_absent_from_the_limit_as_unlimited() -> None:
     usage = Resource({"memory": 10, "vcore": 5000})
     assert usage.fits_within({"memory": 10})
