@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from operator import itemgetter
-from typing import Any, TypeAlias, cast
+from typing import Any, Final, TypeAlias, cast
 
 __all__ = [
     "Resource",
@@ -96,7 +96,10 @@ class Resource:
 
     @staticmethod
     def _trusted(values: dict[str, int]) -> Resource:
-        """Wrap an already pruned dict of ints without copying or checking it."""
+        """Wrap an already pruned dict of ints without copying or checking it (an empty one is
+        the shared empty value)."""
+        if not values:
+            return EMPTY
         res = Resource()
         res._values = values
         return res
@@ -173,6 +176,11 @@ class Resource:
         return bool(self._values)
 
     def __add__(self, other: ResourceLike) -> Resource:
+        if type(other) is Resource:  # values are immutable: a sum with nothing is shared
+            if not other._values:
+                return self
+            if not self._values:
+                return other
         out = dict(self._values)
         # a Resource's own dict, without a call to its `items`
         items = other._values.items() if type(other) is Resource else other.items()
@@ -185,6 +193,8 @@ class Resource:
         return Resource._trusted(out)
 
     def __sub__(self, other: ResourceLike) -> Resource:
+        if type(other) is Resource and not other._values:
+            return self
         out = dict(self._values)
         # a Resource's own dict, without a call to its `items`
         items = other._values.items() if type(other) is Resource else other.items()
@@ -255,7 +265,8 @@ class Resource:
 
 Mapping.register(Resource)
 
-EMPTY = Resource()
+EMPTY: Final = Resource()
+"""The empty value: a sum, difference or projection that leaves nothing is this one."""
 
 def sum_of(resources: Iterable[ResourceLike]) -> Resource:
     """The total of `resources`, summed in one dict (one new value, not one per term); a term

@@ -46,6 +46,16 @@ def test_resource_is_immutable() -> None:
     assert r == {"memory": 1}
 
 
+def test_a_sum_or_difference_with_nothing_shares_its_operand() -> None:
+    # values are immutable: no copy is made where nothing changes (a node's bookkeeping on
+    # unit-size nodes then makes no new value per task)
+    r = Resource({"vcore": 1000})
+    empty = Resource()
+    assert r + empty is r and empty + r is r and r - empty is r
+    assert empty + empty is empty and (r - r) is (-empty) is sum_of([]) is r.restricted_to(["gpu"])
+    assert (r - r) == {} and not (r - r)
+
+
 def test_resource_is_a_read_only_mapping() -> None:
     r = Resource({"memory": 4, "vcore": 1000})
     assert isinstance(r, Mapping) and not isinstance(r, MutableMapping)
