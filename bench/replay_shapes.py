@@ -26,6 +26,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,23 +85,33 @@ def _first(workload: Workload, jobs: int | None) -> Workload:
                     workload.problems, workload.header)
 
 
-def traces(args: argparse.Namespace) -> list[Trace]:
+def traces(args: argparse.Namespace) -> Iterator[Trace]:
+    """The traces to replay, each read when the loop reaches it: a replay holds its own
+    workload only, as a user's replay of that trace would."""
     config = args.config.read_text(encoding="utf-8") if args.config else demo_config_text()
-    found: list[Trace] = []
     if not args.no_nasa:
-        nasa = demo_workload()
-        found.append(Trace(DEMO_TRACE.split("-cln")[0], _first(nasa, args.jobs),
-                           _processors(nasa), config))
+        yield _nasa(args.jobs, config)
     for path in args.swf:
-        log = read_swf(path, group_names=DEMO_GROUPS if path.name == DEMO_TRACE else None)
-        found.append(Trace(path.name.split("-cln")[0].removesuffix(".swf.gz"),
-                           _first(log, args.jobs), _processors(log), config))
+        yield _swf(path, args.jobs, config)
     if not args.no_synthetic:
-        synthetic = generate(parse_synthetic(args.workload))
-        found.append(Trace(f"synthetic {len(synthetic.jobs) // 1000}k",
-                           _first(synthetic, args.jobs), args.synthetic_procs,
-                           SYNTHETIC_CONFIG))
-    return found
+        yield _synthetic(args.workload, args.jobs, args.synthetic_procs)
+
+
+def _nasa(jobs: int | None, config: str) -> Trace:
+    nasa = demo_workload()
+    return Trace(DEMO_TRACE.split("-cln")[0], _first(nasa, jobs), _processors(nasa), config)
+
+
+def _swf(path: Path, jobs: int | None, config: str) -> Trace:
+    log = read_swf(path, group_names=DEMO_GROUPS if path.name == DEMO_TRACE else None)
+    return Trace(path.name.split("-cln")[0].removesuffix(".swf.gz"), _first(log, jobs),
+                 _processors(log), config)
+
+
+def _synthetic(spec: str, jobs: int | None, processors: int) -> Trace:
+    synthetic = generate(parse_synthetic(spec))
+    return Trace(f"synthetic {len(synthetic.jobs) // 1000}k", _first(synthetic, jobs),
+                 processors, SYNTHETIC_CONFIG)
 
 
 def shapes(processors: int, wanted: list[str]) -> list[tuple[str, ClusterSpec]]:
