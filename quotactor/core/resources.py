@@ -112,9 +112,7 @@ class Resource:
                 if (type(name) is not str or type(quantity) is not int or not name
                         or not quantity):
                     return cls(value)  # checked (and zeros pruned) there
-            res = Resource()
-            res._values = dict(value)
-            return res
+            return Resource._trusted(dict(value))
         if isinstance(value, Resource):
             return value
         if value is None:
@@ -176,14 +174,16 @@ class Resource:
         return bool(self._values)
 
     def __add__(self, other: ResourceLike) -> Resource:
+        items: Iterable[tuple[str, int]]
         if type(other) is Resource:  # values are immutable: a sum with nothing is shared
             if not other._values:
                 return self
             if not self._values:
                 return other
+            items = other._values.items()  # its own dict, without a call to its `items`
+        else:
+            items = other.items()
         out = dict(self._values)
-        # a Resource's own dict, without a call to its `items`
-        items = other._values.items() if type(other) is Resource else other.items()
         for name, quantity in items:
             total = out.get(name, 0) + quantity
             if total:
@@ -193,11 +193,14 @@ class Resource:
         return Resource._trusted(out)
 
     def __sub__(self, other: ResourceLike) -> Resource:
-        if type(other) is Resource and not other._values:
-            return self
+        items: Iterable[tuple[str, int]]
+        if type(other) is Resource:
+            if not other._values:
+                return self
+            items = other._values.items()  # its own dict, without a call to its `items`
+        else:
+            items = other.items()
         out = dict(self._values)
-        # a Resource's own dict, without a call to its `items`
-        items = other._values.items() if type(other) is Resource else other.items()
         for name, quantity in items:
             total = out.get(name, 0) - quantity
             if total:

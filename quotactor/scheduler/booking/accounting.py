@@ -147,12 +147,17 @@ class Accounting:
         since a group spans users)."""
         table = self.ugm.limit_table
         counted = table.application_count_groups
-        if counted and app.queue is not None and app.user.groups:
-            levels = [queue.path for queue in app.queue.lineage()]
-            if table.resolve_group(levels, app.user.groups) in counted:
-                self._admitted.clear()
-                return
-        self._admitted.pop(app.user.user, None)
+        if counted and app.queue is not None and app.user.groups \
+                and self._group_of(app, app.queue) in counted:
+            self._admitted.clear()
+        else:
+            self._admitted.pop(app.user.user, None)
+
+    def _group_of(self, app: Application, leaf: Queue) -> str | None:
+        """The group `app` counts for in `leaf`, its queue, as the user group manager resolves
+        it (`LimitTable.resolve_group`)."""
+        levels = [queue.path for queue in leaf.lineage()]
+        return self.ugm.limit_table.resolve_group(levels, app.user.groups)
 
     def untrack(self, app: Application) -> None:
         """End an application that counts as running but holds nothing (its asks went away)."""
@@ -170,9 +175,7 @@ class Accounting:
                 self._by_queue[queue.path] += 1
             if app.user.groups and WILDCARD not in app.user.groups:
                 # a user whose groups no limit names counts in the shared `*` group
-                levels = [queue.path for queue in app.queue.lineage()]
-                shared = self.ugm.limit_table.resolve_group(levels, app.user.groups) \
-                    == WILDCARD
+                shared = self._group_of(app, app.queue) == WILDCARD
         if shared:
             self._by_group[WILDCARD] += 1
         self.backlog.released(app)

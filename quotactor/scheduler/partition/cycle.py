@@ -220,11 +220,7 @@ class Cycle:
         would be looked at by every cycle's end with the reason they had before. One that
         would meet what held it before is set aside as the walk sets it aside (`_take`)."""
         for app in self._woken(leaf):
-            if self._still_held_by_full_queue(leaf, app):
-                continue
-            counters = self._blockers(app)
-            if counters is not None:
-                self._set_aside(leaf, app, counters)
+            if self._held_aside(leaf, app):
                 continue
             # an application placed whole may use nodes it reserved, which no size fits
             self.allocations.extend(self._allocate_app(leaf, app))
@@ -242,13 +238,19 @@ class Cycle:
 
     def _take(self, leaf: Queue, heap: list[tuple[Any, ...]], app: Application) -> None:
         """Put a ready application in the leaf's heap, or aside when it cannot be placed."""
+        if not self._held_aside(leaf, app):
+            heapq.heappush(heap, (*self._app_key(leaf, app), app))
+
+    def _held_aside(self, leaf: Queue, app: Application) -> bool:
+        """Whether `app` is left untried: a full queue still holds it, or it is set aside on
+        the counters it waits on (`_blockers`)."""
         if self._still_held_by_full_queue(leaf, app):
-            return
+            return True
         counters = self._blockers(app)
         if counters is None:
-            heapq.heappush(heap, (*self._app_key(leaf, app), app))
-        else:
-            self._set_aside(leaf, app, counters)
+            return False
+        self._set_aside(leaf, app, counters)
+        return True
 
     def _chained(self, leaf: Queue) -> list[Application]:
         """The applications of `leaf` whose turn in a line has just come (those of other
