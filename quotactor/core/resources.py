@@ -213,7 +213,9 @@ class Resource:
         return Resource._trusted({k: -v for k, v in self._values.items()})
 
     def scaled(self, factor: int) -> Resource:
-        """Every quantity multiplied by an integer factor."""
+        """Every quantity multiplied by an integer factor (this value itself for 1)."""
+        if factor == 1:
+            return self
         return Resource._trusted({k: v * factor for k, v in self._values.items() if v * factor})
 
     def to_dict(self) -> dict[str, int]:

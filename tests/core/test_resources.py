@@ -54,6 +54,7 @@ def test_a_sum_or_difference_with_nothing_shares_its_operand() -> None:
     assert r + empty is r and empty + r is r and r - empty is r
     assert empty + empty is empty and (r - r) is (-empty) is sum_of([]) is r.restricted_to(["gpu"])
     assert (r - r) == {} and not (r - r)
+    assert r.scaled(1) is r and r.scaled(2) == {"vcore": 2000} and r.scaled(0) is empty.scaled(5)
 
 
 def test_resource_is_a_read_only_mapping() -> None:

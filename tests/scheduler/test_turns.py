@@ -173,6 +173,26 @@ def test_applications_asking_otherwise_are_not_alike(start_scheduler) -> None:
         assert s.why_pending(app_id).kind == "node", app_id
 
 
+def test_alike_applications_ask_the_same_number_of_each_size(start_scheduler) -> None:
+    """Equal asks in a row are counted: three tasks of one size are alike three such tasks,
+    not two of them, nor three in another order of sizes."""
+    s = start_scheduler(LIMITS)
+    s.add_node("n1", {"vcore": 500})
+
+    def tasks(*sizes: int) -> list[Ask]:
+        return [Ask(f"t{i}", {"vcore": size}) for i, size in enumerate(sizes)]
+
+    s.submit("first", SUE, queue="root.work", asks=tasks(1000, 1000, 2000))
+    s.submit("same", SUE, queue="root.work", asks=tasks(1000, 1000, 2000))
+    s.submit("fewer", SUE, queue="root.work", asks=tasks(1000, 2000))
+    s.submit("more", SUE, queue="root.work", asks=tasks(1000, 1000, 1000, 2000))
+    s.submit("reordered", SUE, queue="root.work", asks=tasks(2000, 1000, 1000))
+    assert s.schedule() == []
+    assert s.why_pending("same").is_turn
+    for app_id in ("first", "fewer", "more", "reordered"):
+        assert s.why_pending(app_id).kind == "node", app_id
+
+
 ROOM = LIMITS.split("            maxapplications: 7")[0] + "          - name: capped\n"
 
 

@@ -44,6 +44,21 @@ def test_swf_reads_jobs_header_and_queue_names() -> None:
     assert workload.bad_lines == 0
 
 
+def test_jobs_alike_share_their_task_groups_and_tags() -> None:
+    # a long trace holds each distinct task list and tag set once: less memory, and fewer
+    # objects for the garbage collector to walk while the replay runs
+    third = GOOD.replace("    1   10", "    3   12", 1)
+    jobs = parse_swf([GOOD, SECOND, third]).jobs
+    one, three = jobs[1], jobs[2]
+    assert (one.job_id, three.job_id) == ("job-1", "job-3")
+    assert one.task_groups is three.task_groups and one.tags is three.tags
+    assert jobs[0].task_groups is not one.task_groups and jobs[0].tags is not one.tags
+    assert one == parse_swf([GOOD]).jobs[0]  # sharing changes no value
+    untagged = parse_jsonl(['{"user": "a", "submit": 0, "duration": 1}\n',
+                            '{"user": "b", "submit": 1, "duration": 1}\n']).jobs
+    assert untagged[0].tags is untagged[1].tags and dict(untagged[0].tags) == {}
+
+
 def test_swf_memory_only_when_asked() -> None:
     with_memory = parse_swf([SECOND], with_memory=True).jobs[0]
     assert with_memory.task_groups[0].resources == Resource({"vcore": 1000,

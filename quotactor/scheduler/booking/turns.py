@@ -33,23 +33,38 @@ from quotactor.scheduler.objects.application import Application
 
 __all__ = ["Turns", "alike_key"]
 
-AlikeKey = tuple[str, UserGroup, tuple[tuple[Resource, int, bool], ...]]
+AlikeKey = tuple[str, UserGroup, tuple[tuple[Resource, int, bool, int], ...]]
+"""(queue path, user, the asks in order as runs of (size, priority, may preempt, how many))."""
 Entry = tuple[tuple[Any, ...], str, Application]
 """(the application's order in its leaf, its id, the application)."""
 
 
 def alike_key(app: Application) -> AlikeKey | None:
     """What makes `app` alike others, or None if it takes no turns: started, of a gang, or
-    with an ask for a given node (whose fit is its own)."""
+    with an ask for a given node (whose fit is its own). Equal asks in a row are one run, so
+    a job of many equal tasks has a key of one run."""
     if app.tracked or app.gang is not None or app.queue is None or not app.asks:
         return None
-    asks = []
+    runs: list[tuple[Resource, int, bool, int]] = []
+    size: Resource | None = None
+    priority = 0
+    preempts = False
+    count = 0
     for pending in app.sorted_asks():
         ask = pending.ask
         if ask.required_node is not None or ask.placeholder or ask.task_group:
             return None
-        asks.append((ask.resource, ask.priority, ask.allow_preempt_other))
-    return (app.queue_path, app.user, tuple(asks))
+        if count and ask.priority == priority and ask.allow_preempt_other == preempts \
+                and (ask.resource is size or ask.resource == size):
+            count += 1
+            continue
+        if size is not None:
+            runs.append((size, priority, preempts, count))
+        size, priority, preempts, count = \
+            ask.resource, ask.priority, ask.allow_preempt_other, 1
+    if size is not None:
+        runs.append((size, priority, preempts, count))
+    return (app.queue_path, app.user, tuple(runs))
 
 
 class Turns:

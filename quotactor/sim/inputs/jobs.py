@@ -17,6 +17,10 @@ from quotactor.core.resources import Resource
 __all__ = ["Job", "LineProblem", "TaskGroup", "Workload", "WorkloadError"]
 
 
+_NO_TAGS: Mapping[str, str] = MappingProxyType({})
+"""The tags of a job that has none (read-only, so all such jobs share it)."""
+
+
 class WorkloadError(ValueError):
     """A workload that cannot be used at all: unreadable, or without a single usable job."""
 
@@ -49,12 +53,13 @@ class Job:
     submit: float
     duration: float
     task_groups: tuple[TaskGroup, ...]
-    tags: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    tags: Mapping[str, str] = field(default_factory=lambda: _NO_TAGS)
     line: int = 0
 
     def __post_init__(self) -> None:
         if not isinstance(self.tags, MappingProxyType):
-            object.__setattr__(self, "tags", MappingProxyType(dict(self.tags)))
+            object.__setattr__(self, "tags",
+                               MappingProxyType(dict(self.tags)) if self.tags else _NO_TAGS)
 
     @property
     def total(self) -> Resource:
