@@ -47,6 +47,15 @@ def _no_intervals() -> tuple[Interval, ...]:
     return ()
 
 
+_NOTHING: Mapping[str, float] = MappingProxyType({})
+"""An empty figure mapping (read-only, so every outcome without such figures shares it)."""
+
+
+def _frozen(figures: dict[str, float]) -> Mapping[str, float]:
+    """`figures` read-only; the shared empty mapping when there are none."""
+    return MappingProxyType(figures) if figures else _NOTHING
+
+
 @dataclass(frozen=True, slots=True)
 class JobOutcome:
     """One job's fate.
@@ -65,9 +74,9 @@ class JobOutcome:
     submit: float
     start: float | None
     end: float | None
-    held: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    held: Mapping[str, float] = field(default_factory=lambda: _NOTHING)
     reason: str = ""
-    held_by: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    held_by: Mapping[str, float] = field(default_factory=lambda: _NOTHING)
     """Seconds held back per obstacle named in full (`user u4's applications limit at
     root.a`, `full nodes`): what the summary ranks limits by."""
     cause: str = ""
@@ -75,7 +84,7 @@ class JobOutcome:
     jobs turned away for the same reason share it and the summary can count them."""
     runs: tuple[Interval, ...] = field(default_factory=_no_intervals)
     """Every (start, end) the job ran, in order."""
-    work_lost: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    work_lost: Mapping[str, float] = field(default_factory=lambda: _NOTHING)
     """Per resource, the job's total times the seconds its lost runs ran: quantity-seconds
     in base units (millicore-seconds for vcore, byte-seconds for memory)."""
     partly_placed: tuple[Interval, ...] = field(default_factory=_no_intervals)
@@ -191,12 +200,31 @@ class _Open:
         return self.line is not None and self.line.first == self.job.job_id
 
 
+Figures = tuple[tuple[str, float], ...]
+Closed = tuple[str, str, str | None, str, str, float, float | None, float | None, Figures, str,
+               Figures, str, tuple[Interval, ...], Figures, tuple[Interval, ...]]
+"""A closed job: `JobOutcome`'s fields in order, its state as its value and its mappings as
+(name, figure) pairs, so that it holds only strings, numbers and tuples of them."""
+
+
+def _outcome(closed: Closed) -> JobOutcome:
+    (job_id, user, group, queue, state, submit, start, end, held, reason, held_by, cause, runs,
+     lost, partial) = closed
+    return JobOutcome(job_id, user, group, queue, JobState(state), submit, start, end,
+                      _frozen(dict(held)), reason, _frozen(dict(held_by)), cause, runs,
+                      _frozen(dict(lost)), partial)
+
+
 class OutcomeRecorder:
-    """Collects every job's outcome; `outcomes()` returns them in submit order."""
+    """Collects every job's outcome; `outcomes()` returns them in submit order.
+
+    A closed job is kept as a `Closed` tuple until `outcomes()` makes it a `JobOutcome`: the
+    garbage collector stops tracking such tuples, so a long replay's finished jobs are not
+    walked by every full collection while the replay runs."""
 
     def __init__(self) -> None:
         self._open: dict[str, _Open] = {}
-        self._done: dict[str, JobOutcome] = {}
+        self._done: dict[str, Closed] = {}
         self._order: list[str] = []
         self._lines: dict[Hashable, _Turns] = {}
 
@@ -292,25 +320,24 @@ class OutcomeRecorder:
         entry.charge(now)
         _leave_line(entry, now)
         _stop_placing(entry, now)
-        held = MappingProxyType({k: v for k, v in entry.held.items() if v})
-        held_by = MappingProxyType({k: v for k, v in entry.held_by.items() if v})
+        held = tuple((k, v) for k, v in entry.held.items() if v)
+        held_by = tuple((k, v) for k, v in entry.held_by.items() if v)
         start = entry.start if state is JobState.COMPLETED else None
         if entry.start is not None:
             entry.runs.append((entry.start, now))
             if start is None:  # ended while running without completing: the run is lost
                 entry.lost += now - entry.start
-        lost = MappingProxyType({name: quantity * entry.lost
-                                 for name, quantity in entry.job.total.items()}
-                                if entry.lost else {})
-        self._done[job_id] = JobOutcome(entry.job.job_id, entry.job.user, entry.group,
-                                        entry.queue, state, entry.job.submit, start,
-                                        now if state is JobState.COMPLETED else None, held,
-                                        reason, held_by, cause, tuple(entry.runs), lost,
-                                        tuple(entry.partial))
+        lost = tuple((name, quantity * entry.lost)
+                     for name, quantity in entry.job.total.items()) if entry.lost else ()
+        self._done[job_id] = (entry.job.job_id, entry.job.user, entry.group, entry.queue,
+                              state.value, entry.job.submit, start,
+                              now if state is JobState.COMPLETED else None, held, reason,
+                              held_by, cause, tuple(entry.runs), lost, tuple(entry.partial))
 
     def outcomes(self) -> tuple[JobOutcome, ...]:
         """Every closed job, in submission order (open ones are not included)."""
-        return tuple(self._done[j] for j in self._order if j in self._done)
+        done = self._done
+        return tuple(_outcome(done[j]) for j in self._order if j in done)
 
 
 def _leave_line(entry: _Open, now: float) -> None:
