@@ -455,13 +455,23 @@ class Scheduler:
     def take_wait_changes(self, *, partition: str = DEFAULT_PARTITION) -> dict[str, Wait | None]:
         """Applications whose reason to wait changed since the last call, with the reason
         now (None: nothing waits any more). A replay reads these after each cycle instead of
-        asking about every waiting application. Changes are kept from the first call on
-        (which returns what is known then), so call it once before scheduling."""
+        asking about every waiting application. A reason that changed and changed back to
+        the one the last call reported is no change (a new application that a queue's
+        `maxapplications` holds meets full nodes when a slot frees, and the count again once
+        another application took the slot). Changes are kept from the first call on (which
+        returns what is known then), so call it once before scheduling."""
         with self._lock:
             accounting = self._partition(partition).accounting
             accounting.watch_waits = True
             changed, accounting.changed_waits = accounting.changed_waits, {}
-            return {k: (app.wait if app.asks else None) for k, app in changed.items()}
+            found: dict[str, Wait | None] = {}
+            for key, app in changed.items():
+                wait = app.wait if app.asks else None
+                if app.wait_reported and wait == app.reported_wait:
+                    continue
+                app.wait_reported, app.reported_wait = True, wait
+                found[key] = wait
+            return found
 
     def events(self, application_id: str, *, partition: str = DEFAULT_PARTITION) -> list[Event]:
         """The application's recent events, oldest first."""

@@ -145,6 +145,32 @@ def test_wait_changes_name_only_the_applications_whose_reason_changed(start_sche
     assert s.take_wait_changes() == {"a2": None}
 
 
+def test_a_reason_that_changed_back_is_no_change(start_scheduler, clock) -> None:
+    """A freed slot in a full queue: the big job behind it meets full nodes, a small one
+    takes the slot, and the big one is held by the count again by the cycle's end (asked
+    before it is offered a reservation). Its reason changed twice and is what was reported:
+    a reader is not told of it."""
+    s = start_scheduler(PLAIN.replace("          - name: work\n",
+                                      "          - name: work\n"
+                                      "            maxapplications: 2\n"))
+    s.add_node("n1", {"vcore": 4000})
+    for app_id, vcore in (("r1", 2000), ("r2", 1000), ("big", 3000), ("small", 1000)):
+        s.submit(app_id, SUE, queue="root.work", asks=[Ask("k", {"vcore": vcore})])
+    assert s.take_wait_changes() == {}  # starts the recording
+    s.schedule()
+    clock.advance(5)  # past the delay before a reservation is offered
+    s.schedule()
+    assert {k: w.limit for k, w in s.take_wait_changes().items()} == {
+        "big": "applications", "small": "applications"}
+    s.remove_application("r2")
+    clock.advance(5)
+    assert [a.application_id for a in s.schedule()] == ["small"]
+    assert s.why_pending("big").limit == "applications"
+    reasons = [e.message for e in s.events("big") if e.kind == "waiting"]
+    assert "no schedulable node" in reasons[-2] and "maxapplications" in reasons[-1]
+    assert s.take_wait_changes() == {"small": None}
+
+
 def test_an_application_ending_in_a_full_queue_costs_one_attempt(
         start_scheduler, attempted) -> None:
     s = start_scheduler(PLAIN.replace("          - name: work\n",

@@ -90,6 +90,7 @@ class Application:
         "queue",
         "queue_path",
         "rejected_message",
+        "reported_wait",
         "requested_queue",
         "seq",
         "start_timeout",
@@ -101,6 +102,7 @@ class Application:
         "tracked",
         "user",
         "wait",
+        "wait_reported",
     )
 
     def __init__(self, application_id: str, partition: str, user: UserGroup,
@@ -137,6 +139,9 @@ class Application:
         self.finished_at: float | None = None
         self.events = EventLog(event_limit)
         self.wait: Wait | None = None
+        self.wait_reported = False
+        self.reported_wait: Wait | None = None
+        """The reason `Scheduler.take_wait_changes` last reported (if `wait_reported`)."""
         self._sorted: list[PendingAsk] | None = None
         self._priorities: dict[int, int] = {}
         """How many pending asks have each priority (`priority` is the highest)."""
