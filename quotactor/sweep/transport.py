@@ -12,6 +12,7 @@ from typing import Any
 
 from quotactor.core.resources import Resource
 from quotactor.sim import ClusterSpec, Job, LineProblem, NodeSpec, TaskGroup, Workload
+from quotactor.sim.inputs.collect import SharedParts
 
 __all__ = ["PackedCluster", "PackedWorkload", "pack_cluster", "pack_workload",
            "unpack_cluster", "unpack_workload"]
@@ -31,12 +32,16 @@ def pack_workload(workload: Workload) -> PackedWorkload:
 
 
 def unpack_workload(packed: PackedWorkload) -> Workload:
+    """The workload `pack_workload` packed, its jobs sharing their equal parts as the
+    parser's did (`SharedParts`)."""
     source, jobs, bad_lines, problems, header = packed
+    shared = SharedParts()
     return Workload(
         source,
-        tuple(Job(job_id, user, groups, queue, submit, duration,
-                  tuple(TaskGroup(name, count, Resource(resources))
-                        for name, count, resources in groups_of_tasks), tags, line)
+        tuple(shared.job(Job(job_id, user, groups, queue, submit, duration,
+                             tuple(TaskGroup(name, count, Resource(resources))
+                                   for name, count, resources in groups_of_tasks), tags,
+                             line))
               for job_id, user, groups, queue, submit, duration, groups_of_tasks, tags, line
               in jobs),
         bad_lines,

@@ -30,6 +30,9 @@ def test_packed_workloads_and_clusters_come_back_equal() -> None:
                      generate(SyntheticSpec(jobs=50, memory="1Gi", queues="root.a;root.b"))):
         back = unpack_workload(pickle.loads(pickle.dumps(pack_workload(workload))))
         assert back == workload
+        # jobs alike share their parts in a worker too, as the parser made them
+        assert len({id(job.task_groups) for job in back.jobs}) \
+            == len({job.task_groups for job in back.jobs}) < len(back.jobs)
     cluster = uniform_cluster(3, {"vcore": "4", "memory": "8Gi"})
     assert unpack_cluster(pickle.loads(pickle.dumps(pack_cluster(cluster)))) == cluster
 

@@ -12,7 +12,8 @@ from types import MappingProxyType
 from quotactor.logs import get_logger
 from quotactor.sim.inputs.jobs import Job, LineProblem, TaskGroup, Workload, WorkloadError
 
-__all__ = ["MAX_KEPT_PROBLEMS", "MAX_LINE", "WorkloadCollector", "long_line", "open_text"]
+__all__ = ["MAX_KEPT_PROBLEMS", "MAX_LINE", "SharedParts", "WorkloadCollector", "long_line",
+           "open_text"]
 
 MAX_KEPT_PROBLEMS = 20
 """Problems kept for the report; the rest are only counted (and logged)."""
@@ -23,16 +24,30 @@ _SKIP = 1 << 16
 log = get_logger()
 
 
+class SharedParts:
+    """Gives jobs with equal task groups or equal tags one shared copy of them: a trace of
+    many jobs then holds each distinct value once, which keeps its memory, and the objects
+    the garbage collector walks during a replay, to about one per job."""
+
+    def __init__(self) -> None:
+        self._task_groups: dict[tuple[TaskGroup, ...], tuple[TaskGroup, ...]] = {}
+        self._tags: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
+
+    def job(self, job: Job) -> Job:
+        """`job`, made of the copies seen before where it has equal parts."""
+        task_groups = self._task_groups.setdefault(job.task_groups, job.task_groups)
+        tags = self._tags.setdefault(tuple(sorted(job.tags.items())), job.tags)
+        if task_groups is job.task_groups and tags is job.tags:
+            return job
+        return dataclasses.replace(job, task_groups=task_groups, tags=tags)
+
+
 class WorkloadCollector:
     """Accepts jobs and bad lines in file order; `finish` sorts and freezes them.
 
     Jobs are ordered by submit time and, for equal times, by their order in the file, so the
     replay is deterministic whatever the file's own order. Job ids must be unique: a duplicate
-    is a bad line, not a silent overwrite.
-
-    Jobs with equal task groups or equal tags share one copy of them: a trace of many jobs
-    holds each distinct value once, which keeps its memory, and the objects the garbage
-    collector walks during a replay, to about one per job.
+    is a bad line, not a silent overwrite. Jobs share their equal parts (`SharedParts`).
     """
 
     def __init__(self, source: str) -> None:
@@ -41,19 +56,14 @@ class WorkloadCollector:
         self._ids: set[str] = set()
         self._problems: list[LineProblem] = []
         self._bad = 0
-        self._task_groups: dict[tuple[TaskGroup, ...], tuple[TaskGroup, ...]] = {}
-        self._tags: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
+        self._shared = SharedParts()
 
     def add(self, job: Job) -> None:
         if job.job_id in self._ids:
             self.problem(job.line, f"duplicate job id {job.job_id!r}")
             return
         self._ids.add(job.job_id)
-        task_groups = self._task_groups.setdefault(job.task_groups, job.task_groups)
-        tags = self._tags.setdefault(tuple(sorted(job.tags.items())), job.tags)
-        if task_groups is not job.task_groups or tags is not job.tags:
-            job = dataclasses.replace(job, task_groups=task_groups, tags=tags)
-        self._jobs.append(job)
+        self._jobs.append(self._shared.job(job))
 
     def problem(self, line: int, reason: str) -> None:
         self._bad += 1
