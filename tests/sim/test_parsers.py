@@ -197,6 +197,8 @@ def test_synthetic_is_deterministic_per_seed() -> None:
     assert len(first.jobs) == 200 and len(first.users) <= 7
     assert {j.queue for j in first.jobs} <= {"root.a", "root.b"}
     assert all(j.tasks in (1, 2, 4, 8, 16, 32, 64) for j in first.jobs)
+    # jobs of one size share their task groups, as a parsed trace's do
+    assert len({id(j.task_groups) for j in first.jobs}) == len({j.tasks for j in first.jobs})
 
 
 def test_cluster_from_flags_and_yaml(tmp_path: Path) -> None:

@@ -113,6 +113,8 @@ def generate(spec: SyntheticSpec,
     if spec.gpu:
         per_task[GPU] = spec.gpu
     task = Resource(per_task)
+    # jobs of one size share their task groups, as a parsed trace's do (`SharedParts`)
+    task_groups = {size: (TaskGroup("tasks", size, task),) for size in sizes}
     mu = math.log(spec.duration)
     jobs: list[Job] = []
     now = 0.0
@@ -122,7 +124,7 @@ def generate(spec: SyntheticSpec,
         size = rng.choices(sizes, size_weights)[0]
         duration = float(max(1, round(rng.lognormvariate(mu, spec.sigma))))
         jobs.append(Job(f"job-{number}", user, (group,), queue_of.get(group), round(now, 3),
-                        duration, (TaskGroup("tasks", size, task),), line=number))
+                        duration, task_groups[size], line=number))
         now += rng.expovariate(1.0 / spec.interarrival)
         if progress is not None and number % PROGRESS_EVERY == 0:
             progress(number, spec.jobs)
