@@ -456,10 +456,11 @@ class Scheduler:
         """Applications whose reason to wait changed since the last call, with the reason
         now (None: nothing waits any more). A replay reads these after each cycle instead of
         asking about every waiting application. A reason that changed and changed back to
-        the one the last call reported is no change (a new application that a queue's
-        `maxapplications` holds meets full nodes when a slot frees, and the count again once
-        another application took the slot). Changes are kept from the first call on (which
-        returns what is known then), so call it once before scheduling."""
+        the one the last call reported (None for an application it never reported) is no
+        change: a new application that a queue's `maxapplications` holds meets full nodes
+        when a slot frees, and the count again once another application took the slot.
+        Changes are kept from the first call on (which returns what is known then), so call
+        it once before scheduling."""
         with self._lock:
             accounting = self._partition(partition).accounting
             accounting.watch_waits = True
@@ -467,10 +468,8 @@ class Scheduler:
             found: dict[str, Wait | None] = {}
             for key, app in changed.items():
                 wait = app.wait if app.asks else None
-                if app.wait_reported and wait == app.reported_wait:
-                    continue
-                app.wait_reported, app.reported_wait = True, wait
-                found[key] = wait
+                if wait != app.reported_wait:
+                    app.reported_wait = found[key] = wait
             return found
 
     def events(self, application_id: str, *, partition: str = DEFAULT_PARTITION) -> list[Event]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
+from itertools import groupby
 from typing import Any
 
 from quotactor.core.identity import UserGroup
@@ -45,25 +46,13 @@ def alike_key(app: Application) -> AlikeKey | None:
     a job of many equal tasks has a key of one run."""
     if app.tracked or app.gang is not None or app.queue is None or not app.asks:
         return None
-    runs: list[tuple[Resource, int, bool, int]] = []
-    size: Resource | None = None
-    priority = 0
-    preempts = False
-    count = 0
+    asks = []
     for pending in app.sorted_asks():
         ask = pending.ask
         if ask.required_node is not None or ask.placeholder or ask.task_group:
             return None
-        if count and ask.priority == priority and ask.allow_preempt_other == preempts \
-                and (ask.resource is size or ask.resource == size):
-            count += 1
-            continue
-        if size is not None:
-            runs.append((size, priority, preempts, count))
-        size, priority, preempts, count = \
-            ask.resource, ask.priority, ask.allow_preempt_other, 1
-    if size is not None:
-        runs.append((size, priority, preempts, count))
+        asks.append((ask.resource, ask.priority, ask.allow_preempt_other))
+    runs = [(*kind, len(list(alike))) for kind, alike in groupby(asks)]
     return (app.queue_path, app.user, tuple(runs))
 
 

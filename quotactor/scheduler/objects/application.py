@@ -102,7 +102,6 @@ class Application:
         "tracked",
         "user",
         "wait",
-        "wait_reported",
     )
 
     def __init__(self, application_id: str, partition: str, user: UserGroup,
@@ -139,9 +138,9 @@ class Application:
         self.finished_at: float | None = None
         self.events = EventLog(event_limit)
         self.wait: Wait | None = None
-        self.wait_reported = False
         self.reported_wait: Wait | None = None
-        """The reason `Scheduler.take_wait_changes` last reported (if `wait_reported`)."""
+        """The reason `Scheduler.take_wait_changes` last reported (None before it reported
+        one: its reader starts knowing of no reason)."""
         self._sorted: list[PendingAsk] | None = None
         self._priorities: dict[int, int] = {}
         """How many pending asks have each priority (`priority` is the highest)."""
