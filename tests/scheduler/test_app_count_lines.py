@@ -131,6 +131,58 @@ def test_a_head_held_by_something_else_lets_the_next_in(start_scheduler) -> None
         assert wait.kind == "queue" and wait.limit == "applications", app_id
 
 
+def _slot_by_slot(start_scheduler, exhaustive: bool) -> list[object]:
+    """Three jobs too big for the room wait in a full queue's line ahead of small ones; slots
+    free one at a time. Records what each cycle starts, every reason, and how many events
+    each big job has logged."""
+    s = start_scheduler(TWO_EACH.format(queue_apps=3),
+                        options=SchedulerOptions(exhaustive_retries=exhaustive))
+    s.add_node("n1", {"vcore": 10000})
+    s.submit("r0", UserGroup("u0"), queue="root.work", asks=[Ask("k", {"vcore": 6000})])
+    for app_id in ("r1", "r2"):
+        s.submit(app_id, UserGroup(app_id), queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()  # the queue's three slots are taken
+    bigs = [f"big{i}" for i in range(3)]
+    for app_id in bigs:
+        s.submit(app_id, UserGroup(app_id), queue="root.work", asks=[Ask("k", {"vcore": 8000})])
+    for app_id in ("s1", "s2"):
+        s.submit(app_id, UserGroup(app_id), queue="root.work", asks=[Ask("k", ONE)])
+    record: list[object] = []
+    # a slot and a core each: the big jobs meet full nodes, then one that fits starts;
+    # the last slot is one no one left can use
+    for ending in (None, "r1", "s1", "s2"):
+        if ending is not None:
+            s.remove_application(ending)
+        record.append(sorted(a.application_id for a in s.schedule()))
+        record.append([(app_id, str(s.why_pending(app_id))) for app_id in bigs])
+        record.append([len(s.events(app_id)) for app_id in bigs])
+    return record
+
+
+def test_a_head_the_room_cannot_hold_is_passed_over_as_an_attempt_would(
+        start_scheduler) -> None:
+    """Once a job has met full nodes, a later slot that frees passes it over untried while no
+    room for it came since: the next in line takes the slot and the job waits for the count
+    again, as after an attempt, but without logging a reason and its way back each time (the
+    reference mode, which attempts it, logs them). When no one takes the slot, the job waits
+    for room, as the attempt would have left it."""
+    indexed = _slot_by_slot(start_scheduler, exhaustive=False)
+    reference = _slot_by_slot(start_scheduler, exhaustive=True)
+    started = indexed[0::3]
+    assert started == [[], ["s1"], ["s2"], []]
+    assert indexed[0::3] == reference[0::3] and indexed[1::3] == reference[1::3]
+    assert all("applications" in reason for _, reason in indexed[4])
+    assert all("no schedulable node" in reason for _, reason in indexed[10])
+    logged, logged_reference = indexed[2::3], reference[2::3]
+    # they first met full nodes when they came (and the queue's count, asked first, held them)
+    assert logged[0] == logged_reference[0]
+    assert logged[1] == logged[2] == logged[0], "passed over: nothing logged"
+    assert logged_reference[1] == [n + 2 for n in logged_reference[0]], "attempted: two"
+    assert logged_reference[2] == [n + 2 for n in logged_reference[1]]
+    assert logged[3] == [n + 1 for n in logged[2]], "no one took the slot: room holds them"
+    assert logged_reference[3] == [n + 1 for n in logged_reference[2]]
+
+
 def _random_ops(seed: int, steps: int) -> list[tuple[str, ...]]:
     rng = random.Random(seed)
     users = ["sue", "bob", "kim", "ann"]

@@ -33,6 +33,10 @@ exactly the reasons it would had all of them been woken (the reference mode,
 queue's maximum holds wait in lines too, one per room counter (a size under that maximum) and
 leaf: they ask alike there, so a head held again keeps the rest behind it, but for those that
 what an attempt asks first (a new application's turn and counts) would now hold (`queue_up`).
+A head that its counts admit but whose asks are still parked where no room has come since
+(`still_unfit`) is passed over untried: the walk wakes the next in line as the attempt would
+have, and at the walk's end it waits for its count again, or for room if no one took the slot
+(`Cycle._pass_over`), so a slot that frees costs a few steps per such head, not an attempt.
 
 A user's new applications that ask alike take turns (`quotactor/scheduler/booking/turns.py`): only
 the first of them is tried, the others wait untried, parked on nothing, and the backlog wakes
@@ -89,6 +93,18 @@ def _merged(first: list[LineEntry], second: list[LineEntry]) -> list[LineEntry]:
 def _one_size_key(count: int, size: Resource) -> str:
     """The whole counter's name for `count` asks all of `size`."""
     return f"{count} x {size}"
+
+
+def _one_size(sizes: tuple[Resource, ...]) -> Resource | None:
+    """The size every one of `sizes` is, if they are all alike (and there is one)."""
+    first = sizes[0] if sizes else None
+    return first if first is not None and all(size == first for size in sizes) else None
+
+
+def _mixed_key(sizes: tuple[Resource, ...], owner: str) -> str:
+    """The whole counter's name for asks of `sizes` that differ (or may use `owner`'s
+    reservations)."""
+    return ",".join(str(size) for size in sizes) + (f"@{owner}" if owner else "")
 
 
 class Backlog:
@@ -334,17 +350,42 @@ class Backlog:
         together: it moves only when capacity was freed and the nodes hold all of them at
         once again (`whole.plan`). `owner` names the application when nodes it reserved (by
         preempting) count as its room; applications without reservations share counters."""
-        first = sizes[0] if sizes else None
-        if first is not None and not owner and all(size == first for size in sizes):
+        first = _one_size(sizes) if not owner else None
+        if first is not None:
             counts = self._whole_counts.setdefault(first, [])
             at = bisect_left(counts, len(sizes))
             if at == len(counts) or counts[at] != len(sizes):
                 counts.insert(at, len(sizes))  # dropped when woken, as `_wholes`
             return ("whole", _one_size_key(len(sizes), first))
-        key = ",".join(str(size) for size in sizes) + (f"@{owner}" if owner else "")
+        key = _mixed_key(sizes, owner)
         if key not in self._wholes:  # dropped when woken, so never more than those parked
             self._wholes[key] = (sum_of(sizes), sizes, owner)
         return ("whole", key)
+
+    def still_unfit(self, app: Application, sizes: tuple[Resource, ...],
+                    together: bool) -> Counter | None:
+        """The counter `app` waits on, if its asks (of `sizes`: one ask, or asks placed whole
+        when `together`, on nodes it has not reserved) would again find no room: it is parked
+        there (it found none, and the counter has not moved since) and no capacity was freed
+        since the counters were last looked at (`ready`). None when an attempt could place
+        them, and always in the reference mode, which tries everything it wakes."""
+        if self.exhaustive or self.nodes.epoch != self._epoch_seen:
+            return None
+        if together:
+            first = _one_size(sizes)
+            counter = ("whole", _one_size_key(len(sizes), first) if first is not None
+                       else _mixed_key(sizes, ""))
+        else:
+            [size] = sizes
+            counter = self._node_counters.get(size) or ("node", str(size))
+        parked = self._parked.get(counter)
+        return counter if parked is not None and parked.get(app.application_id) is app \
+            else None
+
+    def untried(self, app: Application) -> None:
+        """`app` is passed over in this cycle (it would only meet full nodes again): it
+        leaves the ready ones, as it would by being parked where it waits."""
+        self._ready[app.queue_path].pop(app.application_id, None)
 
     def room_counter(self, queue_path: str, shape: Resource) -> Counter:
         """The counter for asks of `shape` that `queue_path`'s maximum holds back: it moves

@@ -32,9 +32,10 @@ class SchedulerOptions:
     shim needs (`quotactor serve`); False, the default, applies them at once (embedded).
 
     `exhaustive_retries`: the reference mode of the backlog index. Nothing is settled: every
-    pending application is screened for reservation and preemption each cycle (parking and
-    waking are the same in both modes): the same decisions, at a cost that grows with the
-    backlog. It exists so that tests (and a doubting operator) can check
+    pending application is screened for reservation and preemption each cycle, and every
+    application woken is attempted, even one its parking shows would only meet full nodes
+    again (parking and waking are the same in both modes): the same decisions, at a cost
+    that grows with the backlog. It exists so that tests (and a doubting operator) can check
     the indexed mode against it; leave it False.
 
     `reservations`: an ask that fits no node may reserve one (YuniKorn's behaviour, the

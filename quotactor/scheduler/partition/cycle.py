@@ -20,7 +20,9 @@ user's other new applications in that leaf are held back with the same reason wi
 again, and those still to come wait in a line (see `Accounting.queue_up`) that a release opens
 one application at a time: after a release the cost is a refusal per user, not one per job.
 Before that, a new application whose user has an earlier one asking alike in the same leaf
-waits its turn untried (`quotactor/scheduler/booking/turns.py`).
+waits its turn untried (`quotactor/scheduler/booking/turns.py`). A new application that met
+full nodes while a slot was free waits for its count again at the walk's end if another took
+the slot (`_recount`); one that would only meet them again is passed over (`_pass_over`).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from quotactor.scheduler.booking.backlog import Counter
 from quotactor.scheduler.booking.booking import allocate, allocate_all, replace, retire_placeholder
 from quotactor.scheduler.booking.lifecycle import ask_release
 from quotactor.scheduler.objects.allocation import Allocation
-from quotactor.scheduler.objects.application import Application, PendingAsk
+from quotactor.scheduler.objects.application import Application, BlockToken, PendingAsk
 from quotactor.scheduler.objects.queue import Queue, current_priority
 from quotactor.scheduler.objects.reasons import Wait
 from quotactor.scheduler.partition.contention_step import after_walk, before_walk
@@ -51,6 +53,10 @@ if TYPE_CHECKING:
     from quotactor.scheduler.booking.context import PartitionContext
 
 __all__ = ["Cycle"]
+
+Untried = tuple[Wait, BlockToken, Counter]
+"""What an application passed over untried would have been left with by its attempt: the
+reason (full nodes), its token, and the counter it would wait on."""
 
 
 class Cycle:
@@ -68,6 +74,9 @@ class Cycle:
         self._limit_wait: dict[str, Wait] = {}
         self._no_room: dict[Resource, str] = {}
         self._no_new_apps: dict[tuple[str, UserGroup], Wait] = {}
+        self._met_nodes: list[tuple[Application, Untried | None]] = []
+        """New applications that met full nodes in this cycle, in the order they met them
+        (see `_recount`), each with what is kept of it when it was passed over untried."""
 
     def run(self) -> list[Allocation]:
         backlog = self.p.backlog
@@ -83,6 +92,7 @@ class Cycle:
             while self._allocate_in(root):
                 pass
         self._explain_fresh()
+        self._recount()
         after_walk(self.p, self._runnable)  # then asks still waiting may preempt or reserve
         return self.allocations
 
@@ -101,6 +111,26 @@ class Cycle:
                     self.allocations.extend(made)
                 else:
                     self._park_if_blocked(app.queue, app)
+
+    def _recount(self) -> None:
+        """A new application that met full nodes when its counts admitted it, and that a
+        count holds now (another application took the slot later in the walk), waits for
+        that count: YuniKorn asks an application's counts before anything else each time it
+        looks at it, so at the cycle's end that is what holds it back."""
+        met, self._met_nodes = self._met_nodes, []
+        for app, untried in met:
+            if untried is not None:
+                if app.queue is not None and app.asks and self._runnable(app):
+                    # the slot is still free: it is left as the attempt would have left it
+                    reason, token, counter = untried
+                    app.block_asks(reason, token)
+                    self.p.set_wait(app, reason)
+                    self.p.backlog.park(app, (counter,))
+                continue
+            wait = app.wait
+            if not app.tracked and wait is not None and wait.kind == "node" \
+                    and app.queue is not None and app.asks:
+                self._runnable(app)
 
     # -- gang ------------------------------------------------------------------------------
 
@@ -398,7 +428,7 @@ class Cycle:
         """Place the first ask of `app` that fits (every ask, for an application placed
         whole), and record why its first ask waits."""
         p = self.p
-        p.fresh.pop(app.application_id, None)
+        fresh = p.fresh.pop(app.application_id, None) is not None
         p.backlog.activate(app)
         newly = not app.tracked
         if newly:
@@ -409,8 +439,13 @@ class Cycle:
             if held is not None:
                 self._block_all(app, held)
                 return []
+            if not fresh and self._pass_over(leaf, app):
+                return []
         if app.placed_whole:
-            return self._allocate_whole(leaf, app)
+            made = self._allocate_whole(leaf, app)
+            if newly and not made:
+                self._note_met_nodes(app)
+            return made
         first: Wait | None = None
         for pending in app.sorted_asks():
             if pending.blocked is not None and p.accounting.still_blocked(pending.blocked):
@@ -431,7 +466,55 @@ class Cycle:
                 self._block_all(app, result)
                 return []
         self.p.set_wait(app, first)
+        if newly:
+            self._note_met_nodes(app)
         return []
+
+    def _note_met_nodes(self, app: Application) -> None:
+        wait = app.wait
+        if wait is not None and wait.kind == "node":
+            self._met_nodes.append((app, None))
+
+    def _pass_over(self, leaf: Queue, app: Application) -> bool:
+        """Pass over a new application that a count held until a release woke it, when its
+        counts admit it but its asks (one, or all placed whole) would only meet full nodes
+        again (`Backlog.still_unfit`). An attempt would say so, and once another application
+        takes the slot (the usual end) `_recount` would put it back where it was, waiting
+        for the count. So its reason is left as it is until the walk ends: the next in its
+        line is woken as the change would wake it, and `_recount` settles it as the attempt
+        would have (without logging a reason that changed and changed back). The reference
+        mode attempts it (`Backlog.still_unfit`)."""
+        wait = app.wait
+        if wait is None or not (wait.is_count or wait.is_queue_count):
+            return False
+        asks = app.sorted_asks()
+        together = app.placed_whole
+        if not together and len(asks) != 1:
+            return False
+        lead = asks[0]
+        token = lead.blocked
+        p = self.p
+        if token is None or p.accounting.still_blocked(token) \
+                or leaf.over_max(app.pending) is not None \
+                or app.application_id in self._headroom:
+            return False
+        if not together and (lead.ask.required_node is not None
+                             or app.awaits_replacement(lead.ask)):
+            return False
+        reservations = p.contention.reservations
+        if reservations and any((app.application_id, pending.ask.key) in reservations
+                                for pending in asks):
+            return False
+        counter = p.backlog.still_unfit(app, tuple(pending.ask.resource for pending in asks),
+                                        together)
+        if counter is None:
+            return False
+        met = self._no_node(app, app.pending if together else lead.ask.resource,
+                            lead.ask.key)
+        p.backlog.moved_on(app)
+        p.backlog.untried(app)
+        self._met_nodes.append((app, (met, p.accounting.token(met), counter)))
+        return True
 
     def _allocate_whole(self, leaf: Queue, app: Application) -> list[Allocation]:
         """Every pending ask of `app` at once, or none: its queues' maximums, room for all of
@@ -522,7 +605,7 @@ class Cycle:
         applications its queues' and its user's and group's counts admit (`TryAllocate` skips
         the others). A new application that one holds is held as the walk would hold it (a
         job that met full nodes while its user had a free slot keeps that reason until it is
-        tried again; the slot may have gone to another job since)."""
+        tried again, in a later cycle; the slot may have gone to another job since)."""
         leaf = app.queue
         if app.tracked or leaf is None:
             return True
