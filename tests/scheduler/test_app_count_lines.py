@@ -183,6 +183,35 @@ def test_a_head_the_room_cannot_hold_is_passed_over_as_an_attempt_would(
     assert logged_reference[3] == [n + 1 for n in logged_reference[2]]
 
 
+@pytest.mark.parametrize("exhaustive", [False, True])
+def test_a_freed_slot_skips_the_jobs_the_room_cannot_hold(start_scheduler, attempted,
+                                                          exhaustive: bool) -> None:
+    """Forty jobs too big for the room wait ahead of a small one in a full queue's line.
+    When a slot frees, the first big job is passed over and the line skips the others
+    untouched: only the small one is attempted after it, and starts. The reference mode
+    attempts all of them and decides the same."""
+    s = start_scheduler(TWO_EACH.format(queue_apps=3),
+                        options=SchedulerOptions(exhaustive_retries=exhaustive))
+    s.add_node("n1", {"vcore": 10000})
+    s.submit("r0", UserGroup("u0"), queue="root.work", asks=[Ask("k", {"vcore": 6000})])
+    for app_id in ("r1", "r2"):
+        s.submit(app_id, UserGroup(app_id), queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    bigs = [f"big{i}" for i in range(40)]
+    for app_id in bigs:
+        s.submit(app_id, UserGroup(app_id), queue="root.work", asks=[Ask("k", {"vcore": 8000})])
+    for app_id in ("s1", "s2"):
+        s.submit(app_id, UserGroup(app_id), queue="root.work", asks=[Ask("k", ONE)])
+    s.schedule()
+    attempted.clear()
+    s.remove_application("r1")
+    assert [a.application_id for a in s.schedule()] == ["s1"]
+    assert attempted == ([*bigs, "s1"] if exhaustive else ["big0", "s1"])
+    for app_id in [*bigs, "s2"]:
+        wait = s.why_pending(app_id)
+        assert (wait.kind, wait.limit) == ("queue", "applications"), app_id
+
+
 def _random_ops(seed: int, steps: int) -> list[tuple[str, ...]]:
     rng = random.Random(seed)
     users = ["sue", "bob", "kim", "ann"]

@@ -119,27 +119,35 @@ class Accounting:
         Counts only rise at such a start, so until then the answer is the same; the
         increase itself still enforces the count, so even a count raised behind this
         partition's back (a host's own call to the user group manager) is never broken."""
-        table = self.ugm.limit_table
-        if not table.counts_applications:
+        if self.known_to_admit(app):
             return None
+        table = self.ugm.limit_table
         if table is not self._admitted_under:
             self._admitted.clear()
             self._admitted_under = table
         user = app.user
-        admitted = self._admitted.get(user.user)
         key = (app.queue_path, user)
-        if admitted is not None and key in admitted:
-            return None
         self.calls += 1
         refusal = self.ugm.app_refusal(app.queue_path, app.application_id, user)
         if refusal is not None:
             return Wait.from_refusal(refusal, "")
+        admitted = self._admitted.get(user.user)
         if admitted is None:
             if len(self._admitted) >= _MAX_ADMITTED:
                 self._admitted.clear()  # a live scheduler may see ever new users
             admitted = self._admitted[user.user] = set()
         admitted.add(key)
         return None
+
+    def known_to_admit(self, app: Application) -> bool:
+        """Whether the user's and group's `maxApplications` admit a new `app` by what
+        `count_wait` remembers, without asking the user group manager."""
+        table = self.ugm.limit_table
+        if not table.counts_applications:
+            return True
+        admitted = self._admitted.get(app.user.user)
+        return table is self._admitted_under and admitted is not None \
+            and (app.queue_path, app.user) in admitted
 
     def _count_rose(self, app: Application) -> None:
         """`app` now counts as running: forget the admissions its counts may no longer give

@@ -36,7 +36,8 @@ what an attempt asks first (a new application's turn and counts) would now hold 
 A head that its counts admit but whose asks are still parked where no room has come since
 (`still_unfit`) is passed over untried: the walk wakes the next in line as the attempt would
 have, and at the walk's end it waits for its count again, or for room if no one took the slot
-(`Cycle._pass_over`), so a slot that frees costs a few steps per such head, not an attempt.
+(`Cycle._pass_over`). Heads behind it that would be passed over alike are skipped in the line,
+untouched (`passable`, `skipped`), so a slot that frees costs a heap operation per such head.
 
 A user's new applications that ask alike take turns (`quotactor/scheduler/booking/turns.py`): only
 the first of them is tried, the others wait untried, parked on nothing, and the backlog wakes
@@ -158,6 +159,12 @@ class Backlog:
         self.chained: list[Application] = []
         """Applications woken because the head of their line moved on, for the walk to take
         in (`Cycle` drains it after each attempt; the rest find them ready next time)."""
+        self.passable: Callable[[Application], bool] | None = None
+        """While a walk runs, whether a head about to be woken when the one before it moved
+        on would only be passed over (`Cycle._pass_over`): then it stays in its line,
+        untouched, and the next is looked at (`_wake_head`)."""
+        self.skipped: list[tuple[Application, LineKey, int]] = []
+        """The heads left in their lines so (with their place), for the walk's end."""
 
     def enlist(self, app: Application, order: tuple[Any, ...]) -> None:
         """Place a new or changed `app` among its alike applications (`Turns.enlist`); if it
@@ -479,9 +486,17 @@ class Backlog:
         if key is None:
             self._leave_line(app)
             return
-        head = self._wake_head(key, self._behind.pop(key, []))
+        head = self._wake_head(key, self._behind.pop(key, []), self.passable)
         if head is not None:
             self.chained.append(head)
+
+    def still_skipped(self, app: Application, key: LineKey, stamp: int) -> bool:
+        """Whether `app`, skipped in its line (`skipped`), is there still, untouched."""
+        return self._in_line.get(app.application_id) == (key, stamp) and _still_pending(app)
+
+    def leave_line(self, app: Application) -> None:
+        """`app` leaves its line (its entry goes stale), to be parked or queued elsewhere."""
+        self._in_line.pop(app.application_id, None)
 
     def _leave_line(self, app: Application) -> None:
         """A reason set from elsewhere (a reserved ask tried first in a cycle) makes an
@@ -496,15 +511,6 @@ class Backlog:
             self._parked.setdefault(counter, {})[app.application_id] = app
         else:
             self._make_ready(app)
-
-    def _pop_head(self, key: LineKey, line: list[LineEntry]) -> Application | None:
-        """The first application of `line` still in it (entries of applications woken,
-        placed or removed since they joined are dropped on the way)."""
-        while line:
-            _, stamp, app = heapq.heappop(line)
-            if self._in_line.get(app.application_id) == (key, stamp) and _still_pending(app):
-                return app
-        return None
 
     def _sweep(self) -> None:
         """Drop parked applications that no longer wait (removed, or placed after a config
@@ -568,15 +574,38 @@ class Backlog:
         for key, line in self._lines.pop(counter, {}).items():
             self._wake_head(key, line)
 
-    def _wake_head(self, key: LineKey, line: list[LineEntry]) -> Application | None:
+    def _wake_head(self, key: LineKey, line: list[LineEntry],
+                   passable: Callable[[Application], bool] | None = None) -> Application | None:
         """Wake the first of `line` still in it; the rest wait behind it (behind any head of
         the same line woken before and not tried yet: two moves before a cycle leave two
-        heads and one line behind them)."""
-        head = self._pop_head(key, line)
+        heads and one line behind them). Heads `passable` picks stay in the line, skipped
+        (`skipped`), and the one after them is woken."""
+        passed: list[LineEntry] = []
+        head = None
+        while line:
+            entry = heapq.heappop(line)
+            app = entry[2]
+            if self._in_line.get(app.application_id) != (key, entry[1]) \
+                    or not _still_pending(app):
+                continue
+            if passable is not None and passable(app):
+                passed.append(entry)
+                self.skipped.append((app, key, entry[1]))
+                continue
+            head = app
+            break
+        for entry in passed:
+            heapq.heappush(line, entry)
         if head is not None:
             self._make_ready(head)
             self._head_of[head.application_id] = key
             merged = _merged(line, self._behind.pop(key, []))
             if merged:
                 self._behind[key] = merged
+        elif line:  # only skipped heads are left: the line waits as it did
+            if key in self._behind:
+                self._behind[key] = _merged(self._behind[key], line)
+            else:
+                lines = self._lines.setdefault(key[0], {})
+                lines[key] = _merged(lines.get(key, []), line)
         return head

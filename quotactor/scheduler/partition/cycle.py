@@ -74,6 +74,9 @@ class Cycle:
         self._limit_wait: dict[str, Wait] = {}
         self._no_room: dict[Resource, str] = {}
         self._no_new_apps: dict[tuple[str, UserGroup], Wait] = {}
+        self._untried: dict[str, Untried] = {}
+        """What an attempt would have left each head skipped in its line with
+        (`_passable`)."""
         self._met_nodes: list[tuple[Application, Untried | None]] = []
         """New applications that met full nodes in this cycle, in the order they met them
         (see `_recount`), each with what is kept of it when it was passed over untried."""
@@ -89,8 +92,13 @@ class Cycle:
         self._replace_placeholders()
         root = self.p.queues.root
         if self.p.nodes.nodes:
-            while self._allocate_in(root):
-                pass
+            backlog.skipped.clear()  # left by a walk that failed: they wait in their lines
+            backlog.passable = self._passable
+            try:
+                while self._allocate_in(root):
+                    pass
+            finally:
+                backlog.passable = None
         self._explain_fresh()
         self._recount()
         after_walk(self.p, self._runnable)  # then asks still waiting may preempt or reserve
@@ -117,6 +125,25 @@ class Cycle:
         count holds now (another application took the slot later in the walk), waits for
         that count: YuniKorn asks an application's counts before anything else each time it
         looks at it, so at the cycle's end that is what holds it back."""
+        backlog = self.p.backlog
+        skipped, backlog.skipped = backlog.skipped, []
+        for app, key, stamp in skipped:
+            if not backlog.still_skipped(app, key, stamp):
+                continue  # woken again later in the walk, and dealt with there
+            leaf = app.queue
+            assert leaf is not None  # still pending
+            held = self._counts_hold(leaf, app)
+            if held is not None and held == app.wait:
+                app.block_asks(held, self.p.accounting.token(held))  # as `_block_all`
+                continue  # it waits in its line, as after an attempt and a recount
+            backlog.leave_line(app)
+            if held is not None:
+                self._block_all(app, held)
+                self._park_if_blocked(leaf, app)
+            else:
+                backlog.activate(app)
+                self._met_nodes.append((app, self._untried[app.application_id]))
+        self._untried.clear()
         met, self._met_nodes = self._met_nodes, []
         for app, untried in met:
             if untried is not None:
@@ -478,43 +505,74 @@ class Cycle:
     def _pass_over(self, leaf: Queue, app: Application) -> bool:
         """Pass over a new application that a count held until a release woke it, when its
         counts admit it but its asks (one, or all placed whole) would only meet full nodes
-        again (`Backlog.still_unfit`). An attempt would say so, and once another application
-        takes the slot (the usual end) `_recount` would put it back where it was, waiting
-        for the count. So its reason is left as it is until the walk ends: the next in its
-        line is woken as the change would wake it, and `_recount` settles it as the attempt
-        would have (without logging a reason that changed and changed back). The reference
-        mode attempts it (`Backlog.still_unfit`)."""
+        again (`_unfit_again`). An attempt would say so, and once another application takes
+        the slot (the usual end) `_recount` would put it back where it was, waiting for the
+        count. So its reason is left as it is until the walk ends: the next in its line is
+        woken as the change would wake it, and `_recount` settles it as the attempt would
+        have (without logging a reason that changed and changed back). The reference mode
+        attempts it (`Backlog.still_unfit`)."""
+        untried = self._unfit_again(leaf, app)
+        if untried is None:
+            return False
+        self.p.backlog.moved_on(app)
+        self.p.backlog.untried(app)
+        self._met_nodes.append((app, untried))
+        return True
+
+    def _passable(self, app: Application) -> bool:
+        """Whether `app`, about to be woken in its line because the head before it moved on
+        in this walk, would only be passed over (`_pass_over`): its turn has come, its counts
+        admit it (by what is known without asking the user group manager, so that skipping
+        asks it no more often than attempts would), and its asks would only meet full nodes
+        again. Then the line skips it, untouched, and `_recount` settles it at the walk's
+        end as the attempt would have. (Whatever the walk reaches between two heads may take
+        the slot; a skipped head then waits for the count as before, which `_recount`
+        checks.)"""
+        leaf = app.queue
+        p = self.p
+        if leaf is None or app.tracked or app.application_id in p.fresh \
+                or p.backlog.turns.ahead_of(app) is not None \
+                or not p.accounting.known_to_admit(app) \
+                or leaf.full_of_apps(app.application_id) is not None:
+            return False
+        untried = self._unfit_again(leaf, app)
+        if untried is None:
+            return False
+        self._untried[app.application_id] = untried
+        return True
+
+    def _unfit_again(self, leaf: Queue, app: Application) -> Untried | None:
+        """What an attempt of a new application held by a count until now, and admitted by
+        its counts, would leave it with, when its asks (one, or all placed whole) would
+        only meet full nodes again (`Backlog.still_unfit`); None when it is worth trying."""
         wait = app.wait
         if wait is None or not (wait.is_count or wait.is_queue_count):
-            return False
+            return None
         asks = app.sorted_asks()
         together = app.placed_whole
         if not together and len(asks) != 1:
-            return False
+            return None
         lead = asks[0]
         token = lead.blocked
         p = self.p
         if token is None or p.accounting.still_blocked(token) \
                 or leaf.over_max(app.pending) is not None \
                 or app.application_id in self._headroom:
-            return False
+            return None
         if not together and (lead.ask.required_node is not None
                              or app.awaits_replacement(lead.ask)):
-            return False
+            return None
         reservations = p.contention.reservations
         if reservations and any((app.application_id, pending.ask.key) in reservations
                                 for pending in asks):
-            return False
+            return None
         counter = p.backlog.still_unfit(app, tuple(pending.ask.resource for pending in asks),
                                         together)
         if counter is None:
-            return False
+            return None
         met = self._no_node(app, app.pending if together else lead.ask.resource,
                             lead.ask.key)
-        p.backlog.moved_on(app)
-        p.backlog.untried(app)
-        self._met_nodes.append((app, (met, p.accounting.token(met), counter)))
-        return True
+        return (met, p.accounting.token(met), counter)
 
     def _allocate_whole(self, leaf: Queue, app: Application) -> list[Allocation]:
         """Every pending ask of `app` at once, or none: its queues' maximums, room for all of
