@@ -13,9 +13,9 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from quotactor.core.identity import UserGroup
-from quotactor.core.resources import Resource, sum_of
+from quotactor.core.resources import EMPTY, Resource, sum_of
 from quotactor.scheduler.objects.allocation import Allocation
-from quotactor.scheduler.objects.ask import MIN_PRIORITY, Ask
+from quotactor.scheduler.objects.ask import MIN_PRIORITY, NO_TAGS, Ask
 from quotactor.scheduler.objects.events import EventLog
 from quotactor.scheduler.objects.gang import Gang, PlaceholderData
 from quotactor.scheduler.objects.reasons import Wait
@@ -111,7 +111,7 @@ class Application:
         self.partition = partition
         self.user = user
         self.requested_queue = requested_queue
-        self.tags: Mapping[str, str] = MappingProxyType(dict(tags))
+        self.tags: Mapping[str, str] = MappingProxyType(dict(tags)) if tags else NO_TAGS
         self.submitted_at = submitted_at
         self.seq = seq
         self.gang = gang
@@ -121,14 +121,16 @@ class Application:
         self.queue: Queue | None = None
         self.queue_path = ""
         self.state = ApplicationState.NEW
-        self.state_log: list[tuple[float, ApplicationState]] = []
+        self.state_log: list[tuple[float, str]] = []
+        """(time, state's value) of every state it entered (plain values: a long backlog's
+        logs are not walked by the garbage collector)."""
         self.asks: dict[str, PendingAsk] = {}
-        self.pending = Resource()
+        self.pending: Resource = EMPTY
         self.priority = MIN_PRIORITY
         self.allocations: dict[str, Allocation] = {}
-        self.allocated = Resource()
-        self.placeholder_allocated = Resource()
-        self.max_allocated = Resource()
+        self.allocated: Resource = EMPTY
+        self.placeholder_allocated: Resource = EMPTY
+        self.max_allocated: Resource = EMPTY
         self.progress: dict[str, _GroupProgress] = {}
         self.tracked = False
         self.state_token = 0
@@ -156,7 +158,7 @@ class Application:
     def fire(self, trigger: Trigger, now: float) -> ApplicationState:
         """Move to the state `trigger` leads to (raises `InvalidTransition`); returns it."""
         self.state = next_state(self.state, trigger)
-        self.state_log.append((now, self.state))
+        self.state_log.append((now, self.state.value))
         self.state_token += 1
         return self.state
 

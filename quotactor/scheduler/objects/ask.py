@@ -13,12 +13,13 @@ from types import MappingProxyType
 from quotactor.core.errors import InvalidRequest
 from quotactor.core.resources import Resource, ResourceLike
 
-__all__ = ["MIN_PRIORITY", "Ask"]
+__all__ = ["MIN_PRIORITY", "NO_TAGS", "Ask"]
 
 MIN_PRIORITY = -(2**31)
 """The priority of nothing pending (YuniKorn's `MinPriority`)."""
 
-_NO_TAGS: Mapping[str, str] = MappingProxyType({})
+NO_TAGS: Mapping[str, str] = MappingProxyType({})
+"""The tags of whatever has none (one shared, read-only mapping)."""
 """The tags of an ask that has none (read-only, so all such asks share it)."""
 
 
@@ -77,7 +78,7 @@ class Ask:
         object.__setattr__(self, "placeholder", bool(placeholder))
         object.__setattr__(self, "task_group", task_group)
         object.__setattr__(self, "required_node", required_node)
-        object.__setattr__(self, "tags", MappingProxyType(dict(tags)) if tags else _NO_TAGS)
+        object.__setattr__(self, "tags", MappingProxyType(dict(tags)) if tags else NO_TAGS)
         object.__setattr__(self, "allow_preempt_self", bool(allow_preempt_self))
         object.__setattr__(self, "allow_preempt_other", bool(allow_preempt_other))
         object.__setattr__(self, "originator", bool(originator))

@@ -181,7 +181,7 @@ class Partition:
                           now if submitted_at is None else submitted_at, self.next_seq(), gang,
                           self.options.timeouts.starting, self.options.event_limit)
         self.apps[application_id] = app
-        app.state_log.append((now, S.NEW))
+        app.state_log.append((now, S.NEW.value))
         app.note(now, "state", f"New: submitted by {user.user} to {queue or '(no queue)'}")
         self.log.info("scheduler.app_submitted", app=application_id, user=user.user,
                       queue=queue or None)

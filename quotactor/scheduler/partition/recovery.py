@@ -255,7 +255,7 @@ def _readd(p: Partition, spec: RecoveredApplication) -> Application:
     app = Application(spec.application_id, p.name, spec.user, spec.queue_path, spec.tags,
                       spec.submitted_at, p.next_seq(), spec.gang, p.options.timeouts.starting,
                       p.options.event_limit)
-    app.state_log.append((spec.submitted_at, S.NEW))
+    app.state_log.append((spec.submitted_at, S.NEW.value))
     app.note(p.now(), "recovered", f"re-added in {queue.path}")
     app.queue = queue
     app.queue_path = queue.path

@@ -162,7 +162,7 @@ def application_view(p: Partition, app: Application) -> dict[str, Any]:
         "user": app.user.user,
         "groups": list(app.user.groups),
         "rejectedMessage": app.rejected_message,
-        "stateLog": [{"time": _ns(t), "applicationState": s.value} for t, s in app.state_log],
+        "stateLog": [{"time": _ns(t), "applicationState": s} for t, s in app.state_log],
         "placeholderData": [
             {"taskGroupName": d.task_group, "count": d.count, "minResource": _res(d.min_resource),
              "replaced": d.replaced, "timedout": d.timed_out}

@@ -174,12 +174,12 @@ class _Open:
         self.behind: _Turns | None = None
         """The line whose first this job waits behind, and its reading when it began to."""
         self.seen: dict[Cause, float] = {}
-        self.runs: list[Interval] = []
+        self.runs: tuple[Interval, ...] = ()
         self.lost = 0.0
         """Seconds run in lost runs."""
         self.placing: float | None = None
         """Since when the job holds some of its tasks without running."""
-        self.partial: list[Interval] = []
+        self.partial: tuple[Interval, ...] = ()
 
     def charge(self, now: float) -> None:
         if self.kind is not None:
@@ -300,7 +300,7 @@ class OutcomeRecorder:
         entry = self._open[job_id]
         if entry.start is None:
             return
-        entry.runs.append((entry.start, now))
+        entry.runs += ((entry.start, now),)
         entry.lost += now - entry.start
         entry.start = None
         entry.since = now
@@ -324,7 +324,7 @@ class OutcomeRecorder:
         held_by = tuple((k, v) for k, v in entry.held_by.items() if v)
         start = entry.start if state is JobState.COMPLETED else None
         if entry.start is not None:
-            entry.runs.append((entry.start, now))
+            entry.runs += ((entry.start, now),)
             if start is None:  # ended while running without completing: the run is lost
                 entry.lost += now - entry.start
         lost = tuple((name, quantity * entry.lost)
@@ -332,7 +332,7 @@ class OutcomeRecorder:
         self._done[job_id] = (entry.job.job_id, entry.job.user, entry.group, entry.queue,
                               state.value, entry.job.submit, start,
                               now if state is JobState.COMPLETED else None, held, reason,
-                              held_by, cause, tuple(entry.runs), lost, tuple(entry.partial))
+                              held_by, cause, entry.runs, lost, entry.partial)
 
     def outcomes(self) -> tuple[JobOutcome, ...]:
         """Every closed job, in submission order (open ones are not included)."""
@@ -351,5 +351,5 @@ def _stop_placing(entry: _Open, now: float) -> None:
     """`entry` started or ended: it no longer holds part of its tasks without running."""
     if entry.placing is not None:
         if now > entry.placing:
-            entry.partial.append((entry.placing, now))
+            entry.partial += ((entry.placing, now),)
         entry.placing = None

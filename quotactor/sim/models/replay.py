@@ -54,7 +54,7 @@ from typing import Literal
 from quotactor.core.errors import InvalidRequest
 from quotactor.core.identity import UserGroup
 from quotactor.core.queue_path import ancestors, parse_queue_path
-from quotactor.core.resources import Resource
+from quotactor.core.resources import EMPTY, Resource
 from quotactor.logs import get_logger
 from quotactor.scheduler import ApplicationState, Ask, Scheduler, VirtualClock
 from quotactor.scheduler.objects.application import ALL_OR_NOTHING
@@ -142,7 +142,7 @@ class _Running:
         self.asks = dict(asks)
         """The asks not placed yet, by key."""
         self.missing = len(asks)
-        self.held = Resource()
+        self.held: Resource = EMPTY
         self.held_since = 0.0
         self.idle: dict[str, float] = {}
         """Resource-seconds held while not running (a partly placed job's tasks)."""
@@ -156,7 +156,7 @@ class _Running:
         out, for a Soft gang)."""
         self.placeholders: dict[str, int] = {}
         """Placeholders held, by task group."""
-        self.reserved = Resource()
+        self.reserved: Resource = EMPTY
         """What the placeholders hold (part of `held`)."""
 
     def wanted(self) -> tuple[Resource, ...]:
@@ -206,6 +206,8 @@ class _Replay:
         self.label = options.label or "simulation"
         self.ugm = scheduler.ugm(self.partition)
         self.recorder = OutcomeRecorder()
+        self._users: dict[tuple[str, tuple[str, ...]], UserGroup] = {}
+        """One `UserGroup` per user and groups, shared by their jobs."""
         self.blame = Counterfactual(scheduler, self.partition, self.recorder,
                                     self._queue_limit)
         self.timeline = UsageTimeline(node_class_of(cluster))
@@ -291,7 +293,10 @@ class _Replay:
         gang = None
         if self.options.placement == "gang" and len(asks) > 1:
             gang, asks = self._gang(job.job_id, asks)
-        info = self.scheduler.submit(job.job_id, UserGroup(job.user, job.groups),
+        user = self._users.get((job.user, job.groups))
+        if user is None:
+            user = self._users[job.user, job.groups] = UserGroup(job.user, job.groups)
+        info = self.scheduler.submit(job.job_id, user,
                                      queue=job.queue or "", partition=self.partition,
                                      tags=tags, gang=gang, asks=() if gang else asks)
         if info.state is ApplicationState.REJECTED:
@@ -482,7 +487,7 @@ class _Replay:
             assert gang is not None, "only a gang's job holds placeholders"
             held = entry.reserved
             entry.placeholders.clear()
-            entry.reserved = Resource()
+            entry.reserved = EMPTY
             del self.reserving[job_id]
             self._hold(entry, now, -held)
             self.timeline.off_nodes(now, job_id, placeholders_only=True)
