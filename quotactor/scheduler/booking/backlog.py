@@ -132,6 +132,8 @@ class Backlog:
         self._room_shapes: dict[str, dict[str, Resource]] = {}
         """Per queue, the sizes its maximum holds back (see `room_counter`)."""
         self._node_counters: dict[Resource, Counter] = {}
+        self._whole_names: dict[tuple[int, Resource], Counter] = {}
+        """The whole counters of asks all of one size named so far, by count and size."""
         self._wholes: dict[str, tuple[Resource, tuple[Resource, ...], str]] = {}
         """Per whole counter (`whole_counter`) of asks that differ in size or may use an
         application's reservations, the total and the sizes it waits to place, and that
@@ -318,7 +320,7 @@ class Backlog:
                     counts = self._whole_counts[size]
                     fit = bisect_right(counts, fitting)
                     for count in counts[:fit]:
-                        self.wake(("whole", _one_size_key(count, size)))
+                        self.wake(self._one_size_counter(count, size))
                     if fit == len(counts):
                         del self._whole_counts[size]
                     else:
@@ -363,28 +365,38 @@ class Backlog:
             at = bisect_left(counts, len(sizes))
             if at == len(counts) or counts[at] != len(sizes):
                 counts.insert(at, len(sizes))  # dropped when woken, as `_wholes`
-            return ("whole", _one_size_key(len(sizes), first))
+            return self._one_size_counter(len(sizes), first)
         key = _mixed_key(sizes, owner)
         if key not in self._wholes:  # dropped when woken, so never more than those parked
             self._wholes[key] = (sum_of(sizes), sizes, owner)
         return ("whole", key)
 
-    def still_unfit(self, app: Application, sizes: tuple[Resource, ...],
-                    together: bool) -> Counter | None:
-        """The counter `app` waits on, if its asks (of `sizes`: one ask, or asks placed whole
-        when `together`, on nodes it has not reserved) would again find no room: it is parked
-        there (it found none, and the counter has not moved since) and no capacity was freed
-        since the counters were last looked at (`ready`). None when an attempt could place
-        them, and always in the reference mode, which tries everything it wakes."""
+    def _one_size_counter(self, count: int, size: Resource) -> Counter:
+        """The whole counter for `count` asks all of `size` (named once, as `node_counter`)."""
+        counter = self._whole_names.get((count, size))
+        if counter is None:
+            if len(self._whole_names) >= _MAX_NAMED:
+                self._whole_names.clear()
+            counter = self._whole_names[count, size] = ("whole", _one_size_key(count, size))
+        return counter
+
+    def still_unfit(self, app: Application, together: bool) -> Counter | None:
+        """The counter `app` waits on, if its asks (one, or all placed whole when `together`,
+        on nodes it has not reserved) would again find no room: it is parked there (it found
+        none, and the counter has not moved since) and no capacity was freed since the
+        counters were last looked at (`ready`). None when an attempt could place them, and
+        always in the reference mode, which tries everything it wakes."""
         if self.exhaustive or self.nodes.epoch != self._epoch_seen:
             return None
-        if together:
-            first = _one_size(sizes)
-            counter = ("whole", _one_size_key(len(sizes), first) if first is not None
-                       else _mixed_key(sizes, ""))
+        sizes, first = app.ask_sizes()
+        if first is None:
+            if not together:
+                return None
+            counter = ("whole", _mixed_key(sizes, ""))
+        elif together:
+            counter = self._one_size_counter(len(sizes), first)
         else:
-            [size] = sizes
-            counter = self._node_counters.get(size) or ("node", str(size))
+            counter = self._node_counters.get(first) or ("node", str(first))
         parked = self._parked.get(counter)
         return counter if parked is not None and parked.get(app.application_id) is app \
             else None

@@ -70,6 +70,7 @@ class Application:
 
     __slots__ = (
         "_priorities",
+        "_sizes",
         "_sorted",
         "all_or_nothing",
         "allocated",
@@ -144,6 +145,7 @@ class Application:
         """The reason `Scheduler.take_wait_changes` last reported (None before it reported
         one: its reader starts knowing of no reason)."""
         self._sorted: list[PendingAsk] | None = None
+        self._sizes: tuple[tuple[Resource, ...], Resource | None] | None = None
         self._priorities: dict[int, int] = {}
         """How many pending asks have each priority (`priority` is the highest)."""
 
@@ -217,6 +219,15 @@ class Application:
             self._sorted = sorted(self.asks.values(), key=lambda p: (-p.ask.priority, p.seq))
         return self._sorted
 
+    def ask_sizes(self) -> tuple[tuple[Resource, ...], Resource | None]:
+        """The sizes of the pending asks in `sorted_asks`' order, and the size they all ask
+        (None when they differ, or there are none)."""
+        if self._sizes is None:
+            sizes = tuple(pending.ask.resource for pending in self.sorted_asks())
+            first = sizes[0] if sizes else None
+            self._sizes = (sizes, first if all(size == first for size in sizes) else None)
+        return self._sizes
+
     def unblock_asks(self) -> None:
         for pending in self.asks.values():
             pending.blocked = None
@@ -234,7 +245,7 @@ class Application:
             del self._priorities[priority]
 
     def _asks_changed(self) -> None:
-        self._sorted = None
+        self._sorted = self._sizes = None
         self.priority = max(self._priorities, default=MIN_PRIORITY)
 
     # -- allocations ----------------------------------------------------------------------

@@ -54,9 +54,12 @@ if TYPE_CHECKING:
 
 __all__ = ["Cycle"]
 
-Untried = tuple[Wait, BlockToken, Counter]
-"""What an application passed over untried would have been left with by its attempt: the
-reason (full nodes), its token, and the counter it would wait on."""
+Untried = tuple[BlockToken, Counter]
+"""What an application passed over untried would have been left with by its attempt, with
+full nodes as its reason: that reason's token, and the counter it would wait on."""
+
+_FULL_NODES = Wait("node", "", "", "capacity", "", "")
+"""Any wait for room on the nodes (they all have the same token at a given moment)."""
 
 
 class Cycle:
@@ -74,6 +77,8 @@ class Cycle:
         self._limit_wait: dict[str, Wait] = {}
         self._no_room: dict[Resource, str] = {}
         self._no_new_apps: dict[tuple[str, UserGroup], Wait] = {}
+        self._full_queues: dict[tuple[str, int], Wait] = {}
+        """The reason a full queue gives, by its path and running count (`_counts_hold`)."""
         self._untried: dict[str, Untried] = {}
         """What an attempt would have left each head skipped in its line with
         (`_passable`)."""
@@ -134,8 +139,7 @@ class Cycle:
             assert leaf is not None  # still pending
             held = self._counts_hold(leaf, app)
             if held is not None and held == app.wait:
-                app.block_asks(held, self.p.accounting.token(held))  # as `_block_all`
-                continue  # it waits in its line, as after an attempt and a recount
+                continue  # it waits in its line for the same count, as after an attempt
             backlog.leave_line(app)
             if held is not None:
                 self._block_all(app, held)
@@ -149,7 +153,10 @@ class Cycle:
             if untried is not None:
                 if app.queue is not None and app.asks and self._runnable(app):
                     # the slot is still free: it is left as the attempt would have left it
-                    reason, token, counter = untried
+                    token, counter = untried
+                    asks = app.sorted_asks()
+                    reason = self._no_node(app, app.pending if app.placed_whole
+                                           else asks[0].ask.resource, asks[0].ask.key)
                     app.block_asks(reason, token)
                     self.p.set_wait(app, reason)
                     self.p.backlog.park(app, (counter,))
@@ -434,7 +441,7 @@ class Cycle:
                     return {backlog.room_counter(over.path, app.pending)}
             return None
         if token[0] == "node":
-            sizes = tuple(pending.ask.resource for pending in asks)
+            sizes = app.ask_sizes()[0]
             owns = any((app.application_id, pending.ask.key) in self.p.contention.reservations
                        for pending in asks)
             return {backlog.whole_counter(sizes, app.application_id if owns else "")}
@@ -566,13 +573,10 @@ class Cycle:
         if reservations and any((app.application_id, pending.ask.key) in reservations
                                 for pending in asks):
             return None
-        counter = p.backlog.still_unfit(app, tuple(pending.ask.resource for pending in asks),
-                                        together)
+        counter = p.backlog.still_unfit(app, together)
         if counter is None:
             return None
-        met = self._no_node(app, app.pending if together else lead.ask.resource,
-                            lead.ask.key)
-        return (met, p.accounting.token(met), counter)
+        return (p.accounting.token(_FULL_NODES), counter)
 
     def _allocate_whole(self, leaf: Queue, app: Application) -> list[Allocation]:
         """Every pending ask of `app` at once, or none: its queues' maximums, room for all of
@@ -681,7 +685,13 @@ class Cycle:
         if count is not None:
             return count
         full = leaf.full_of_apps(app.application_id)
-        return None if full is None else queue_apps_wait(full)
+        if full is None:
+            return None
+        key = (full.path, len(full.running))
+        wait = self._full_queues.get(key)
+        if wait is None:
+            wait = self._full_queues[key] = queue_apps_wait(full)
+        return wait
 
     def _no_node(self, app: Application, resource: Resource, key: str) -> Wait:
         detail = self._no_room.get(resource)
