@@ -12,6 +12,7 @@ reservations, which try their asks before the walk, taking part).
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -131,10 +132,9 @@ def test_a_head_held_by_something_else_lets_the_next_in(start_scheduler) -> None
         assert wait.kind == "queue" and wait.limit == "applications", app_id
 
 
-def _slot_by_slot(start_scheduler, exhaustive: bool) -> list[object]:
-    """Three jobs too big for the room wait in a full queue's line ahead of small ones; slots
-    free one at a time. Records what each cycle starts, every reason, and how many events
-    each big job has logged."""
+def _bigs_ahead(start_scheduler, exhaustive: bool, count: int) -> tuple[Any, list[str]]:
+    """A full queue (r0, r1 and r2 run, leaving 2 of 10 cores) whose line holds `count` jobs
+    too big for the room (8 cores each) ahead of two small ones, s1 and s2."""
     s = start_scheduler(TWO_EACH.format(queue_apps=3),
                         options=SchedulerOptions(exhaustive_retries=exhaustive))
     s.add_node("n1", {"vcore": 10000})
@@ -142,11 +142,18 @@ def _slot_by_slot(start_scheduler, exhaustive: bool) -> list[object]:
     for app_id in ("r1", "r2"):
         s.submit(app_id, UserGroup(app_id), queue="root.work", asks=[Ask("k", ONE)])
     s.schedule()  # the queue's three slots are taken
-    bigs = [f"big{i}" for i in range(3)]
+    bigs = [f"big{i}" for i in range(count)]
     for app_id in bigs:
         s.submit(app_id, UserGroup(app_id), queue="root.work", asks=[Ask("k", {"vcore": 8000})])
     for app_id in ("s1", "s2"):
         s.submit(app_id, UserGroup(app_id), queue="root.work", asks=[Ask("k", ONE)])
+    return s, bigs
+
+
+def _slot_by_slot(start_scheduler, exhaustive: bool) -> list[object]:
+    """Slots free one at a time ahead of three big jobs (`_bigs_ahead`). Records what each
+    cycle starts, every reason, and how many events each big job has logged."""
+    s, bigs = _bigs_ahead(start_scheduler, exhaustive, 3)
     record: list[object] = []
     # a slot and a core each: the big jobs meet full nodes, then one that fits starts;
     # the last slot is one no one left can use
@@ -190,18 +197,7 @@ def test_a_freed_slot_skips_the_jobs_the_room_cannot_hold(start_scheduler, attem
     When a slot frees, the first big job is passed over and the line skips the others
     untouched: only the small one is attempted after it, and starts. The reference mode
     attempts all of them and decides the same."""
-    s = start_scheduler(TWO_EACH.format(queue_apps=3),
-                        options=SchedulerOptions(exhaustive_retries=exhaustive))
-    s.add_node("n1", {"vcore": 10000})
-    s.submit("r0", UserGroup("u0"), queue="root.work", asks=[Ask("k", {"vcore": 6000})])
-    for app_id in ("r1", "r2"):
-        s.submit(app_id, UserGroup(app_id), queue="root.work", asks=[Ask("k", ONE)])
-    s.schedule()
-    bigs = [f"big{i}" for i in range(40)]
-    for app_id in bigs:
-        s.submit(app_id, UserGroup(app_id), queue="root.work", asks=[Ask("k", {"vcore": 8000})])
-    for app_id in ("s1", "s2"):
-        s.submit(app_id, UserGroup(app_id), queue="root.work", asks=[Ask("k", ONE)])
+    s, bigs = _bigs_ahead(start_scheduler, exhaustive, 40)
     s.schedule()
     attempted.clear()
     s.remove_application("r1")
