@@ -614,10 +614,7 @@ class Backlog:
             merged = _merged(line, self._behind.pop(key, []))
             if merged:
                 self._behind[key] = merged
-        elif line:  # only skipped heads are left: the line waits as it did
-            if key in self._behind:
-                self._behind[key] = _merged(self._behind[key], line)
-            else:
-                lines = self._lines.setdefault(key[0], {})
-                lines[key] = _merged(lines.get(key, []), line)
+        elif line:  # only skipped heads are left (those behind were taken): the line waits
+            lines = self._lines.setdefault(key[0], {})
+            lines[key] = _merged(lines.get(key, []), line)
         return head
