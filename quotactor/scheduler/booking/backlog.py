@@ -96,12 +96,6 @@ def _one_size_key(count: int, size: Resource) -> str:
     return f"{count} x {size}"
 
 
-def _one_size(sizes: tuple[Resource, ...]) -> Resource | None:
-    """The size every one of `sizes` is, if they are all alike (and there is one)."""
-    first = sizes[0] if sizes else None
-    return first if first is not None and all(size == first for size in sizes) else None
-
-
 def _mixed_key(sizes: tuple[Resource, ...], owner: str) -> str:
     """The whole counter's name for asks of `sizes` that differ (or may use `owner`'s
     reservations)."""
@@ -354,13 +348,13 @@ class Backlog:
         self._shapes[counter[1]] = shape
         return counter
 
-    def whole_counter(self, sizes: tuple[Resource, ...], owner: str = "") -> Counter:
-        """The counter for an application placed whole whose asks (of `sizes`) found no room
-        together: it moves only when capacity was freed and the nodes hold all of them at
-        once again (`whole.plan`). `owner` names the application when nodes it reserved (by
-        preempting) count as its room; applications without reservations share counters."""
-        first = _one_size(sizes) if not owner else None
-        if first is not None:
+    def whole_counter(self, app: Application, owner: str = "") -> Counter:
+        """The counter for an application placed whole whose asks found no room together:
+        it moves only when capacity was freed and the nodes hold all of them at once again
+        (`whole.plan`). `owner` names the application when nodes it reserved (by preempting)
+        count as its room; applications without reservations share counters."""
+        sizes, first = app.ask_sizes()
+        if first is not None and not owner:
             counts = self._whole_counts.setdefault(first, [])
             at = bisect_left(counts, len(sizes))
             if at == len(counts) or counts[at] != len(sizes):
@@ -396,7 +390,10 @@ class Backlog:
         elif together:
             counter = self._one_size_counter(len(sizes), first)
         else:
-            counter = self._node_counters.get(first) or ("node", str(first))
+            named = self._node_counters.get(first)  # parked ones are named (`node_counter`)
+            if named is None:
+                return None
+            counter = named
         parked = self._parked.get(counter)
         return counter if parked is not None and parked.get(app.application_id) is app \
             else None

@@ -19,8 +19,7 @@ MIN_PRIORITY = -(2**31)
 """The priority of nothing pending (YuniKorn's `MinPriority`)."""
 
 NO_TAGS: Mapping[str, str] = MappingProxyType({})
-"""The tags of whatever has none (one shared, read-only mapping)."""
-"""The tags of an ask that has none (read-only, so all such asks share it)."""
+"""The tags of an ask or application that has none (read-only, so all of them share it)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -129,7 +129,24 @@ class Cycle:
         """A new application that met full nodes when its counts admitted it, and that a
         count holds now (another application took the slot later in the walk), waits for
         that count: YuniKorn asks an application's counts before anything else each time it
-        looks at it, so at the cycle's end that is what holds it back."""
+        looks at it, so at the cycle's end that is what holds it back. One passed over or
+        skipped untried is left as its attempt would have left it."""
+        self._settle_skipped()
+        met, self._met_nodes = self._met_nodes, []
+        for app, untried in met:
+            if untried is not None:
+                if app.queue is not None and app.asks and self._runnable(app):
+                    self._left_on_full_nodes(app, untried)  # the slot is still free
+                continue
+            wait = app.wait
+            if not app.tracked and wait is not None and wait.kind == "node" \
+                    and app.queue is not None and app.asks:
+                self._runnable(app)
+
+    def _settle_skipped(self) -> None:
+        """Heads the lines skipped in this walk (`_passable`) that are there still: one the
+        same count holds stays; one another count holds moves to its line; one its counts
+        admit (no one took the slot) joins those that met full nodes."""
         backlog = self.p.backlog
         skipped, backlog.skipped = backlog.skipped, []
         for app, key, stamp in skipped:
@@ -148,23 +165,17 @@ class Cycle:
                 backlog.activate(app)
                 self._met_nodes.append((app, self._untried[app.application_id]))
         self._untried.clear()
-        met, self._met_nodes = self._met_nodes, []
-        for app, untried in met:
-            if untried is not None:
-                if app.queue is not None and app.asks and self._runnable(app):
-                    # the slot is still free: it is left as the attempt would have left it
-                    token, counter = untried
-                    asks = app.sorted_asks()
-                    reason = self._no_node(app, app.pending if app.placed_whole
-                                           else asks[0].ask.resource, asks[0].ask.key)
-                    app.block_asks(reason, token)
-                    self.p.set_wait(app, reason)
-                    self.p.backlog.park(app, (counter,))
-                continue
-            wait = app.wait
-            if not app.tracked and wait is not None and wait.kind == "node" \
-                    and app.queue is not None and app.asks:
-                self._runnable(app)
+
+    def _left_on_full_nodes(self, app: Application, untried: Untried) -> None:
+        """`app`, passed over untried, as its attempt would have left it: waiting for room
+        on the nodes, with that reason's token, parked on the counter for its asks."""
+        token, counter = untried
+        lead = app.sorted_asks()[0]
+        reason = self._no_node(app, app.pending if app.placed_whole else lead.ask.resource,
+                               lead.ask.key)
+        app.block_asks(reason, token)
+        self.p.set_wait(app, reason)
+        self.p.backlog.park(app, (counter,))
 
     # -- gang ------------------------------------------------------------------------------
 
@@ -441,10 +452,9 @@ class Cycle:
                     return {backlog.room_counter(over.path, app.pending)}
             return None
         if token[0] == "node":
-            sizes = app.ask_sizes()[0]
             owns = any((app.application_id, pending.ask.key) in self.p.contention.reservations
                        for pending in asks)
-            return {backlog.whole_counter(sizes, app.application_id if owns else "")}
+            return {backlog.whole_counter(app, app.application_id if owns else "")}
         wait = lead.wait
         if wait is not None and wait.is_queue_maximum:
             return {backlog.room_counter(token[1], app.pending)}
@@ -537,8 +547,7 @@ class Cycle:
         checks.)"""
         leaf = app.queue
         p = self.p
-        if leaf is None or app.tracked or app.application_id in p.fresh \
-                or p.backlog.turns.ahead_of(app) is not None \
+        if leaf is None or app.tracked or p.backlog.turns.ahead_of(app) is not None \
                 or not p.accounting.known_to_admit(app) \
                 or leaf.full_of_apps(app.application_id) is not None:
             return False
