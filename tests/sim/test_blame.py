@@ -165,3 +165,69 @@ def test_usage_is_read_only_for_limits_on_resources_the_job_asks() -> None:
         assert reads
     assert held.held_by == {"queue root.q's resources limit + user u1's resources limit at "
                             "root.q": 90.0}
+
+
+COUNT_LIMITS = """\
+            maxapplications: 2
+            limits:
+              - limit: each user
+                users: ["*"]
+                maxapplications: 1"""
+
+
+def _held_by_counts(jobs: list[tuple[int, str, int, int, int, int]], nodes: int) -> list[Any]:
+    workload = parse_jsonl([
+        f'{{"job_id": "j{i}", "user": "u{user}", "queue": "{queue}", "submit": {submit},'
+        f' "duration": {duration}, "tasks": {tasks}, "resources": {{"vcore": {vcores}}}}}'
+        for i, (user, queue, submit, duration, tasks, vcores) in enumerate(jobs)])
+    config = QUEUE % COUNT_LIMITS + "          - name: r\n"
+    with Scheduler.start(config, clock=VirtualClock(0)) as scheduler:
+        result = replay(scheduler, workload, uniform_cluster(nodes, {"vcore": "3"}),
+                        ReplayOptions(progress=False))
+    return [(o.job_id, o.start, dict(o.held), dict(o.held_by)) for o in result.outcomes]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_JOB, min_size=1, max_size=16), st.integers(1, 3))
+def test_jobs_charged_from_the_room_log_are_charged_as_one_by_one(
+        jobs: list[tuple[int, str, int, int, int, int]], nodes: int) -> None:
+    # only application counts limit these jobs, so no resources limit can ever be named
+    # with theirs: they are charged from their size set's room log when next read, not at
+    # each change of room. Charging every job one by one at each change must agree.
+    from quotactor.sim.models.blame import Counterfactual
+
+    from_log = _held_by_counts(jobs, nodes)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Counterfactual, "_plain", lambda self, entry: False)
+        assert _held_by_counts(jobs, nodes) == from_log
+
+
+def test_a_job_charged_from_the_room_log_follows_the_room_as_it_comes_and_goes() -> None:
+    # u1's and u6's first jobs fill two of the three nodes, and each user's count. Their
+    # second jobs wait for it while other users' jobs in root.r fill the last node (20-40,
+    # 60-80): their
+    # waits are split between the count (room) and the cluster (no room) at each change,
+    # from whenever they began to wait (u6's, after the first change), and so is the wait
+    # of u1's alike job behind u1's second
+    jobs = [(1, "root.q", 0, 100, 1, 3), (1, "root.q", 5, 10, 1, 1), (1, "root.q", 6, 10, 1, 1),
+            (2, "root.r", 20, 20, 3, 1), (3, "root.r", 60, 20, 3, 1),
+            (6, "root.q", 0, 100, 1, 3), (6, "root.q", 30, 10, 1, 1)]
+    flips: list[float] = []
+    from quotactor.sim.models.outcomes import RoomLog
+
+    original = RoomLog.set
+
+    def spy(self: RoomLog, now: float, room: bool) -> None:
+        if room != self.room:
+            flips.append(now)
+        original(self, now, room)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(RoomLog, "set", spy)
+        held = {job: (start, by) for job, start, _, by in _held_by_counts(jobs, 3)}
+    assert flips == [20, 40, 60, 80]
+    full = "full nodes"
+    u1, u6 = (f"user {user}'s applications limit at root.q" for user in ("u1", "u6"))
+    assert held["j1"] == (100, {u1: 55.0, full: 40.0})
+    assert held["j2"] == (110, {u1: 64.0, full: 40.0})
+    assert held["j6"] == (100, {u6: 40.0, full: 30.0})

@@ -9,13 +9,21 @@ So the replay asks the counterfactual for every job a limit holds: had the limit
 could the job have started now, i.e. do the nodes have room for all of its asks at once? If
 not, the time is charged to the cluster (`node`, "full nodes"); if so, to the limit, and to
 every other limit that alone would hold the job too (named together, `A + B`: lifting either
-alone would not start it). The answer is kept current as room comes and goes: jobs are grouped
-by the sizes of their asks. Most jobs ask several tasks of one size: for a size, the nodes'
-room is asked once per scheduling cycle after which the nodes' room differs (`room_state`; how
-many tasks of it they hold at once), and only the groups whose task count lies between that
-figure and the one before change their answer, so a cycle costs the groups it changes, not
-every group held. Jobs whose tasks differ in size are
-asked about one group at a time.
+alone would not start it). The answer is kept current as room comes and goes.
+
+Jobs are grouped by the sizes of their asks. Most jobs ask several tasks of one size: for a
+size, the nodes' room is asked once per scheduling cycle after which the nodes' room differs
+(`room_state`; how many tasks of it they hold at once), and only the groups whose task count
+lies between that figure and the one before change their answer, so a cycle costs the groups
+it changes, not every group held. Jobs whose tasks differ in size are asked about one group at
+a time.
+
+Each group keeps a log of when the nodes had room for its jobs (`RoomLog`). A job that no
+resources limit could ever hold (every limit on its path counts applications, or caps
+resources it does not ask) is held by its own limit exactly while that log says there is room:
+it is charged from the log when it is next read, so a change of room costs the group one entry
+in its log, not a charge per job. Only the other jobs, whose binding limits depend on the
+usage of the moment, are charged one by one.
 """
 
 from __future__ import annotations
@@ -28,18 +36,20 @@ from quotactor.core.limits import Limit
 from quotactor.core.queue_path import ancestors, parse_queue_path
 from quotactor.core.resources import Resource, ResourceLike, sum_of
 from quotactor.scheduler import Scheduler
-from quotactor.sim.models.outcomes import OutcomeRecorder
+from quotactor.sim.models.outcomes import OutcomeRecorder, RoomLog
 
 __all__ = ["FULL_NODES", "Counterfactual"]
 
 FULL_NODES = "full nodes"
 """The owner a wait is charged to when the cluster has no room for the job."""
+FULL = ("node", FULL_NODES)
+"""What holds a job back while the nodes have no room for it, as (kind, owner)."""
 
 Sizes = tuple[Resource, ...]
 
 
 class _Held:
-    __slots__ = ("group", "kind", "owner", "queue", "sizes", "total", "user")
+    __slots__ = ("group", "kind", "owner", "plain", "queue", "sizes", "total", "user")
 
     def __init__(self, kind: str, owner: str, sizes: Sizes, user: str, group: str | None,
                  queue: str) -> None:
@@ -50,22 +60,30 @@ class _Held:
         self.group = group
         self.queue = queue
         self.total = sum_of(sizes)
+        self.plain = False
+        """Whether no resources limit could ever hold the job along with `owner` (then it
+        is charged from its size set's `RoomLog`)."""
 
 
 class _SizeSet:
     """The jobs held by a limit whose asks still to place have the same sizes, and whether
     the nodes had room for those asks at the last look."""
 
-    __slots__ = ("count", "jobs", "one_size", "room", "sizes")
+    __slots__ = ("bound", "count", "jobs", "log", "one_size", "sizes")
 
-    def __init__(self, sizes: Sizes) -> None:
+    def __init__(self, sizes: Sizes, one_size: Resource | None, room: bool) -> None:
         self.sizes = sizes
         self.count = len(sizes)
-        first = sizes[0] if sizes else None
-        self.one_size = first if all(size == first for size in sizes) else None
+        self.one_size = one_size
         """The size every ask asks, when they all ask the same (most jobs' asks are alike)."""
         self.jobs: dict[str, None] = {}
-        self.room = False
+        self.bound: dict[str, None] = {}
+        """The jobs (of `jobs`) that are not `plain`: charged one by one as room changes."""
+        self.log = RoomLog(room, FULL)
+
+    @property
+    def room(self) -> bool:
+        return self.log.room
 
 
 class _Band:
@@ -115,23 +133,31 @@ class Counterfactual:
              group: str | None, queue: str) -> None:
         """The scheduler says limit `owner` (of `kind`: user, group or queue) holds the job,
         whose asks still to place are `sizes`: charge the job by the counterfactual."""
-        self.forget(job_id)
+        self.forget(job_id, now)
         entry = _Held(kind, owner, sizes, user, group, queue)
+        entry.plain = self._plain(entry)
         self._held[job_id] = entry
         alike = self._by_sizes.get(sizes)
         if alike is None:
             alike = self._by_sizes[sizes] = self._new_set(sizes)
         alike.jobs[job_id] = None
-        self._charge(job_id, entry, now, alike.room)
+        if entry.plain:
+            self._recorder.waiting(job_id, now, kind, owner, alike.log)
+        else:
+            alike.bound[job_id] = None
+            self._charge(job_id, entry, now, alike.room)
 
-    def forget(self, job_id: str) -> None:
+    def forget(self, job_id: str, now: float) -> None:
         """The job is no longer held by a limit (it started, ended or waits for another
-        reason)."""
+        reason) from `now` on."""
         entry = self._held.pop(job_id, None)
         if entry is None:
             return
+        if entry.plain:
+            self._recorder.fix(job_id, now)
         alike = self._by_sizes[entry.sizes]
         del alike.jobs[job_id]
+        alike.bound.pop(job_id, None)
         if alike.jobs:
             return
         del self._by_sizes[entry.sizes]
@@ -146,10 +172,11 @@ class Counterfactual:
             del self._bands[size]
 
     def _new_set(self, sizes: Sizes) -> _SizeSet:
-        alike = _SizeSet(sizes)
-        size = alike.one_size
+        first = sizes[0] if sizes else None
+        size = first if all(size == first for size in sizes) else None
         if size is None:
-            alike.room = self._scheduler.has_room(sizes, partition=self._partition)
+            alike = _SizeSet(sizes, None,
+                             self._scheduler.has_room(sizes, partition=self._partition))
             self._mixed[sizes] = alike
             return alike
         room = self._room_for.get(size)
@@ -160,9 +187,9 @@ class Counterfactual:
         if band is None:
             band = self._bands[size] = _Band(room)
             self._new_bands.append(size)
+        alike = _SizeSet(sizes, size, len(sizes) <= room)
         band.sets[alike.count] = alike
         insort(band.counts, alike.count)
-        alike.room = alike.count <= room
         self._new.append(alike)
         return alike
 
@@ -200,8 +227,8 @@ class Counterfactual:
     def _recharge(self, alike: _SizeSet, room: bool, now: float) -> None:
         if room == alike.room:
             return
-        alike.room = room
-        for job_id in alike.jobs:
+        alike.log.set(now, room)
+        for job_id in alike.bound:
             self._charge(job_id, self._held[job_id], now, room)
 
     def _charge(self, job_id: str, entry: _Held, now: float, room: bool) -> None:
@@ -212,6 +239,23 @@ class Counterfactual:
         self._recorder.waiting(job_id, now, entry.kind, " + ".join(owners))
 
     # -- which resource limits alone would hold the job ---------------------------------------
+
+    def _plain(self, entry: _Held) -> bool:
+        """Whether no resources limit on the job's path caps a resource it asks: then none
+        can ever hold it along with its own limit (`_binding` names nothing, whatever the
+        usage), for the limits stay as they are for the whole replay."""
+        levels = ancestors(parse_queue_path(entry.queue))
+        if any((cap := self._queue_max(path)) is not None and _caps(cap, entry.total)
+               for path in levels):
+            return False
+        table = self._ugm.limit_table
+        named: list[tuple[str, Callable[[str, str], Limit | None]]] = [
+            (entry.user, table.user_limit)]
+        if entry.group is not None:
+            named.append((entry.group, table.group_limit))
+        return not any((limit := limit_at(path, name)) is not None
+                       and _caps(limit.max_resources, entry.total)
+                       for name, limit_at in named for path in levels)
 
     def _binding(self, entry: _Held) -> Iterator[str]:
         """Every user, group or queue resources limit on the job's path that its total does

@@ -11,6 +11,11 @@ wait behind it. Their time is charged to whatever holds the first back, as it ch
 ledger per line of alike jobs, `_Turns`), so a backlog behind a user's `maxApplications`
 counts as held by that limit whether one job or a thousand wait for it.
 
+A job a limit holds is charged to the limit only while the nodes have room for it, and to the
+nodes otherwise (`blame`). Alike jobs share one log of when that room came and went
+(`RoomLog`): a job charged by it is settled from the log when it is next read, so a change of
+room costs one entry in the log, not a charge per job it concerns.
+
 A running job may lose its run (preempted or revoked, `preempted`): it starts over from
 scratch, its run so far is lost, and the time it then waits is charged like any other wait.
 Each outcome keeps every run, so a reader sees the job's first start, the start of the run
@@ -19,6 +24,7 @@ that completed, its restarts, the time it spent not running and the work its los
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -26,7 +32,7 @@ from types import MappingProxyType
 
 from quotactor.sim.inputs.jobs import Job
 
-__all__ = ["HELD_KINDS", "Interval", "JobOutcome", "JobState", "OutcomeRecorder"]
+__all__ = ["HELD_KINDS", "Interval", "JobOutcome", "JobState", "OutcomeRecorder", "RoomLog"]
 
 HELD_KINDS = ("user", "group", "queue", "node")
 """The obstacles waiting time is charged to (the scheduler's wait kinds)."""
@@ -127,38 +133,92 @@ Cause = tuple[str, str]
 """(kind, owner) of an obstacle."""
 
 
+class RoomLog:
+    """Whether the nodes had room for a set of alike jobs, over time: at the start, and every
+    moment that changed since (ascending). While there is no room, a job charged by the log
+    is held by `full` instead of its own limit."""
+
+    __slots__ = ("first", "flips", "full")
+
+    def __init__(self, room: bool, full: Cause) -> None:
+        self.first = room
+        self.flips = array("d")
+        self.full = full
+
+    @property
+    def room(self) -> bool:
+        return self.first != bool(len(self.flips) & 1)
+
+    def set(self, now: float, room: bool) -> None:
+        """From `now` on, the nodes have room (or not)."""
+        if room != self.room:
+            self.flips.append(now)
+
+    def pieces(self, mark: int, since: float, now: float,
+               cause: Cause) -> list[tuple[Cause, float]]:
+        """The time from `since` (when the log had `mark` flips) to `now`, cut where the room
+        changed, each piece with what held the job then (`cause` while there was room)."""
+        flips = self.flips
+        room = self.first != bool(mark & 1)
+        pieces: list[tuple[Cause, float]] = []
+        for index in range(mark, len(flips)):
+            moment = flips[index]
+            pieces.append((cause if room else self.full, moment - since))
+            since, room = moment, not room
+        pieces.append((cause if room else self.full, now - since))
+        return pieces
+
+
 class _Turns:
     """What held the first of a line of alike jobs back, summed over time (the others wait
     behind it and are charged alike, by the difference of two readings)."""
 
-    __slots__ = ("cause", "first", "since", "spent")
+    __slots__ = ("cause", "first", "mark", "room", "since", "spent")
 
     def __init__(self, now: float) -> None:
         self.first: str | None = None
         self.cause: Cause | None = None
+        self.room: RoomLog | None = None
+        """The log that decides between `cause` and its `full` (None: `cause` throughout)."""
+        self.mark = 0
+        """How many flips `room` had at `since`."""
         self.since = now
         self.spent: dict[Cause, float] = {}
 
-    def follow(self, now: float, first: str | None, cause: Cause | None) -> None:
-        """From `now` on, `first` leads the line, held back by `cause`."""
+    def follow(self, now: float, first: str | None, cause: Cause | None,
+               room: RoomLog | None = None) -> None:
+        """From `now` on, `first` leads the line, held back by `cause` (by `room`'s `full`
+        while the nodes have no room, when `room` is given)."""
         self._settle(now)
-        self.first, self.cause = first, cause
+        self.first, self.cause, self.room = first, cause, room
+        if room is not None:
+            self.mark = len(room.flips)
+
+    def leads_by(self, first: str, room: RoomLog) -> bool:
+        """Whether `first` leads the line, held by `room`."""
+        return self.first == first and self.room is room
 
     def read(self, now: float) -> dict[Cause, float]:
         self._settle(now)
         return dict(self.spent)
 
     def _settle(self, now: float) -> None:
-        if self.cause is not None:
-            self.spent[self.cause] = self.spent.get(self.cause, 0.0) + now - self.since
+        spent = self.spent
+        if self.room is not None and self.cause is not None:
+            for cause, seconds in self.room.pieces(self.mark, self.since, now, self.cause):
+                spent[cause] = spent.get(cause, 0.0) + seconds
+            self.mark = len(self.room.flips)
+        elif self.cause is not None:
+            spent[self.cause] = spent.get(self.cause, 0.0) + now - self.since
         self.since = now
 
 
 class _Open:
     """A job between submission and its end."""
 
-    __slots__ = ("behind", "group", "held", "held_by", "job", "kind", "line", "lost", "owner",
-                 "partial", "placing", "queue", "runs", "seen", "since", "start")
+    __slots__ = ("behind", "group", "held", "held_by", "job", "kind", "line", "lost", "mark",
+                 "owner", "partial", "placing", "queue", "room", "runs", "seen", "since",
+                 "start")
 
     def __init__(self, job: Job, group: str | None) -> None:
         self.job = job
@@ -167,6 +227,11 @@ class _Open:
         self.start: float | None = None
         self.kind: str | None = None
         self.owner: str | None = None
+        self.room: RoomLog | None = None
+        """While set, the job is held by (`kind`, `owner`) only while the log says the nodes
+        have room, and by its `full` otherwise."""
+        self.mark = 0
+        """How many flips `room` had at `since`."""
         self.since = job.submit
         self.held = dict.fromkeys(HELD_KINDS, 0.0)
         self.held_by: dict[str, float] = {}
@@ -182,10 +247,17 @@ class _Open:
         self.partial: tuple[Interval, ...] = ()
 
     def charge(self, now: float) -> None:
-        if self.kind is not None:
-            self.held[self.kind] += now - self.since
-        if self.owner is not None:
-            self.held_by[self.owner] = self.held_by.get(self.owner, 0.0) + now - self.since
+        if self.room is not None and self.kind is not None and self.owner is not None:
+            for (kind, owner), seconds in self.room.pieces(self.mark, self.since, now,
+                                                           (self.kind, self.owner)):
+                self.held[kind] += seconds
+                self.held_by[owner] = self.held_by.get(owner, 0.0) + seconds
+            self.mark = len(self.room.flips)
+        else:
+            if self.kind is not None:
+                self.held[self.kind] += now - self.since
+            if self.owner is not None:
+                self.held_by[self.owner] = self.held_by.get(self.owner, 0.0) + now - self.since
         self.since = now
         if self.behind is not None:
             spent = self.behind.read(now)
@@ -198,6 +270,12 @@ class _Open:
 
     def leads(self) -> bool:
         return self.line is not None and self.line.first == self.job.job_id
+
+    def hold(self, kind: str | None, owner: str | None, room: RoomLog | None = None) -> None:
+        """From the last `charge` on, (`kind`, `owner`) holds the job (see `room`)."""
+        self.kind, self.owner, self.room = kind, owner, room
+        if room is not None:
+            self.mark = len(room.flips)
 
 
 Figures = tuple[tuple[str, float], ...]
@@ -245,22 +323,39 @@ class OutcomeRecorder:
         self._open[job_id].line = turns
 
     def waiting(self, job_id: str, now: float, kind: str | None,
-                owner: str | None = None) -> None:
+                owner: str | None = None, room: RoomLog | None = None) -> None:
         """The obstacle holding the job back from `now` on (None: none reported); `owner`
-        names it in full (which user's, group's or queue's limit). The job leads its line
-        from now on: only the first of alike jobs is told an obstacle of its own."""
+        names it in full (which user's, group's or queue's limit). With `room`, it holds the
+        job only while the log says the nodes have room, and the log's `full` holds it
+        otherwise, as the log changes. The job leads its line from now on: only the first of
+        alike jobs is told an obstacle of its own."""
         entry = self._open[job_id]
         if entry.start is not None:
             return
         owner = owner if owner is not None else kind
         if entry.line is not None:
             entry.line.follow(now, job_id, None if kind is None or owner is None
-                              else (kind, owner))
-        if entry.behind is None and (kind, owner) == (entry.kind, entry.owner):
+                              else (kind, owner), room)
+        if entry.behind is None and (kind, owner, room) == (entry.kind, entry.owner,
+                                                            entry.room):
             return
         entry.charge(now)
         entry.behind = None
-        entry.kind, entry.owner = kind, owner
+        entry.hold(kind, owner, room)
+
+    def fix(self, job_id: str, now: float) -> None:
+        """A job held by a `RoomLog` is held from `now` on by what holds it now, whatever
+        the log says next (the log no longer concerns it)."""
+        entry = self._open.get(job_id)
+        if entry is None or entry.room is None or entry.kind is None or entry.owner is None:
+            return
+        room = entry.room
+        cause = (entry.kind, entry.owner) if room.room else room.full
+        entry.charge(now)
+        entry.hold(*cause)
+        line = entry.line
+        if line is not None and line.leads_by(job_id, room):
+            line.follow(now, job_id, cause)
 
     def waits_turn(self, job_id: str, now: float) -> None:
         """The job waits behind the first of its line (`lines_up`), held by what holds it."""
@@ -271,7 +366,7 @@ class OutcomeRecorder:
         entry.charge(now)
         if entry.leads():
             line.follow(now, None, None)
-        entry.kind = entry.owner = None
+        entry.hold(None, None)
         entry.behind = line
         entry.seen = line.read(now)
 
@@ -290,7 +385,7 @@ class OutcomeRecorder:
         if entry.start is None:
             entry.charge(now)
             _leave_line(entry, now)
-            entry.kind = entry.owner = None
+            entry.hold(None, None)
             entry.start = now
             _stop_placing(entry, now)
 

@@ -402,7 +402,7 @@ class _Replay:
                 if entry.missing == 0:
                     self._hold(entry, now, Resource(added))
                     adding, added = None, {}
-                    self.blame.forget(job_id)
+                    self.blame.forget(job_id, now)
                     del self.waiting[job_id]
                     self.running[job_id] = entry
                     self.recorder.started(job_id, now)
@@ -575,7 +575,7 @@ class _Replay:
         for job_id in sorted((j for j in changes if j in self.waiting),
                              key=lambda j: self.waiting[j].job.line):
             wait = changes[job_id]
-            self.blame.forget(job_id)
+            self.blame.forget(job_id, now)
             if wait is not None and wait.is_turn:
                 self.recorder.waits_turn(job_id, now)  # charged as the first of its line
                 continue
@@ -633,7 +633,7 @@ class _Replay:
             pending.append((now, count))
 
     def _end(self, job_id: str, now: float) -> None:
-        self.blame.forget(job_id)
+        self.blame.forget(job_id, now)
         entry = self.running.pop(job_id)
         self.scheduler.remove_application(job_id, partition=self.partition)
         self.timeline.change(now, entry.job.user, entry.group, entry.queue, -entry.held, -1)
@@ -669,7 +669,7 @@ class _Replay:
         return len(victims)
 
     def _kill(self, job_id: str, now: float, reason: str, cause: str = "") -> None:
-        self.blame.forget(job_id)
+        self.blame.forget(job_id, now)
         self.reserving.pop(job_id, None)
         entry = self.waiting.pop(job_id)
         self.scheduler.remove_application(job_id, partition=self.partition)
