@@ -50,6 +50,8 @@ def room_for(nodes: NodeSet, sizes: Sequence[Resource], owner: str = "") -> list
     at most this many (a size asking nothing: a large number, or 0 with no usable node).
     The nodes' rooms are read once for all of `sizes`."""
     rooms: list[tuple[Resource, int]] | None = None
+    free: dict[str, list[tuple[int, int]]] = {}
+    """Per resource, the rooms that have some of it: (how much, how many nodes)."""
     found: list[int] = []
     for size in sizes:
         asked = [(name, quantity) for name, quantity in size.items() if quantity > 0]
@@ -59,10 +61,13 @@ def room_for(nodes: NodeSet, sizes: Sequence[Resource], owner: str = "") -> list
             continue
         if rooms is None:
             rooms = list(nodes.rooms(owner).items())
-        if len(asked) == 1:  # most sizes ask one thing: no list per room
+        if len(asked) == 1:  # most sizes ask one thing: one division per distinct room
             [(name, quantity)] = asked
-            found.append(sum(max(0, room.get(name, 0) // quantity) * count
-                             for room, count in rooms))
+            having = free.get(name)
+            if having is None:
+                having = free[name] = [(left, count) for room, count in rooms
+                                       if (left := room.get(name, 0)) > 0]
+            found.append(sum(left // quantity * count for left, count in having))
         else:
             found.append(sum(_how_many(size, room) * count for room, count in rooms))
     return found

@@ -206,10 +206,13 @@ class Counterfactual:
             found = self._scheduler.room_for(sizes, partition=self._partition)
             for size, room in zip(sizes, found, strict=True):
                 band = self._bands[size]
-                low, high = sorted((band.room, room))
+                was = band.room
+                if room == was:
+                    continue
                 band.room = room
                 counts = band.counts
                 # only the sets whose count lies between the two figures can have changed
+                low, high = (was, room) if was < room else (room, was)
                 for count in counts[bisect_right(counts, low):bisect_right(counts, high)]:
                     self._recharge(band.sets[count], count <= room, now)
             for alike in self._new:
