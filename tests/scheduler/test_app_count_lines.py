@@ -208,7 +208,8 @@ def test_a_freed_slot_skips_the_jobs_the_room_cannot_hold(start_scheduler, attem
         assert (wait.kind, wait.limit) == ("queue", "applications"), app_id
 
 
-def _random_ops(seed: int, steps: int) -> list[tuple[str, ...]]:
+def _random_ops(seed: int, steps: int,
+                sizes: tuple[int, ...] = (1000, 2000, 8000, 30000)) -> list[tuple[str, ...]]:
     rng = random.Random(seed)
     users = ["sue", "bob", "kim", "ann"]
     ops: list[tuple[str, ...]] = []
@@ -216,7 +217,7 @@ def _random_ops(seed: int, steps: int) -> list[tuple[str, ...]]:
         roll = rng.random()
         if roll < 0.55:
             queue = rng.choice(["root.work", "root.work", "root.other"])
-            size = str(rng.choice([1000, 2000, 8000, 30000]))
+            size = str(rng.choice(sizes))
             ops.append(("submit", f"j{step}", rng.choice(users), queue, size))
         elif roll < 0.75:
             ops.append(("end-running", str(rng.random())))
@@ -230,11 +231,12 @@ def _random_ops(seed: int, steps: int) -> list[tuple[str, ...]]:
     return ops
 
 
-def _play(start_scheduler, ops: list[tuple[str, ...]], exhaustive: bool) -> list[object]:
+def _play(start_scheduler, ops: list[tuple[str, ...]], exhaustive: bool,
+          config: str = TWO_EACH.format(queue_apps=6)) -> list[object]:
     """Run `ops`; record every allocation made and, after each cycle, every pending
     application's reason."""
     clock = VirtualClock(0.0)
-    s = start_scheduler(TWO_EACH.format(queue_apps=6), clock=clock,
+    s = start_scheduler(config, clock=clock,
                         options=SchedulerOptions(exhaustive_retries=exhaustive))
     s.add_node("n1", {"vcore": 32000})
     s.add_node("n2", {"vcore": 16000})
@@ -270,6 +272,25 @@ def test_lines_decide_as_waking_everything(start_scheduler, seed: int) -> None:
     assert indexed == reference
     assert any("applications" in str(step) for step in reference), "the lines had work"
     assert any("reserved" in str(step) for step in reference), "so did reservations"
+
+
+UNDER_A_MAXIMUM = TWO_EACH.format(queue_apps=6).replace(
+    "            maxapplications: 6\n",
+    "            maxapplications: 6\n            resources:\n              max: {vcore: \"12\"}\n")
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_lines_behind_a_queue_maximum_decide_as_waking_everything(start_scheduler,
+                                                                   seed: int) -> None:
+    # new applications that a queue's maximum holds wait in the line of the room for their
+    # size; when its head is held again, those behind it whose user's or group's count
+    # filled meanwhile are woken (held by the count), the others stay, unasked when nothing
+    # that could hold them moved
+    ops = _random_ops(seed, 200, sizes=(1000, 2000, 3000, 5000, 7000))
+    indexed = _play(start_scheduler, ops, exhaustive=False, config=UNDER_A_MAXIMUM)
+    reference = _play(start_scheduler, ops, exhaustive=True, config=UNDER_A_MAXIMUM)
+    assert indexed == reference
+    assert any("(resources)" in str(step) for step in reference), "the maximum held jobs"
 
 
 GROUP_COUNT = """
@@ -316,3 +337,31 @@ def test_a_group_count_line_is_one_users(start_scheduler) -> None:
         assert s.why_pending("a1").name == "dev"
         wait = s.why_pending("b1")
         assert (wait.kind, wait.name) == ("user", "bob"), exhaustive
+
+
+@pytest.mark.parametrize("exhaustive", [False, True])
+def test_a_job_behind_a_queue_maximum_whose_user_count_filled_is_held_by_it(
+        start_scheduler, exhaustive: bool) -> None:
+    """sue's s3 waits for root.work's maximum behind kim's k1, alike in size. bob's job ends;
+    sue's s2, which waited for the maximum in another size's line, starts and fills sue's
+    count. k1 is held by the maximum again: s3, behind it, is now held by sue's count first,
+    as an attempt would find (the reference mode attempts it)."""
+    s = start_scheduler(UNDER_A_MAXIMUM, options=SchedulerOptions(exhaustive_retries=exhaustive))
+    s.add_node("n1", {"vcore": 32000})
+    sue, kim, bob = UserGroup("sue"), UserGroup("kim"), UserGroup("bob")
+    s.submit("s1", sue, queue="root.work", asks=[Ask("k", ONE)])
+    s.submit("b1", bob, queue="root.work", asks=[Ask("k", {"vcore": 9000})])
+    assert {a.application_id for a in s.schedule()} == {"s1", "b1"}  # 10 of 12 cores
+    s.submit("s2", sue, queue="root.work", asks=[Ask("k", {"vcore": 3000})])
+    s.submit("k1", kim, queue="root.work", asks=[Ask("k", {"vcore": 9000})])
+    s.submit("s3", sue, queue="root.work", asks=[Ask("k", {"vcore": 9000})])
+    assert s.schedule() == []
+    for app_id in ("s2", "k1", "s3"):
+        wait = s.why_pending(app_id)
+        assert (wait.kind, wait.limit) == ("queue", "resources"), app_id
+    s.remove_application("b1")
+    assert [a.application_id for a in s.schedule()] == ["s2"]
+    wait = s.why_pending("k1")
+    assert (wait.kind, wait.limit) == ("queue", "resources")
+    wait = s.why_pending("s3")
+    assert (wait.kind, wait.name, wait.limit) == ("user", "sue", "applications")

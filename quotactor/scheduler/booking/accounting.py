@@ -125,6 +125,7 @@ class Accounting:
         if table is not self._admitted_under:
             self._admitted.clear()
             self._admitted_under = table
+            self.backlog.recheck_user(None)
         user = app.user
         key = (app.queue_path, user)
         self.calls += 1
@@ -152,14 +153,17 @@ class Accounting:
     def _count_rose(self, app: Application) -> None:
         """`app` now counts as running: forget the admissions its counts may no longer give
         (its user's; everybody's when the group it counts for has a limit on applications,
-        since a group spans users)."""
+        since a group spans users), and have the backlog screen again the new applications
+        those counts may now hold (`Backlog.recheck_user`)."""
         table = self.ugm.limit_table
         counted = table.application_count_groups
         if counted and app.queue is not None and app.user.groups \
                 and self._group_of(app, app.queue) in counted:
             self._admitted.clear()
+            self.backlog.recheck_user(None)
         else:
             self._admitted.pop(app.user.user, None)
+            self.backlog.recheck_user(app.user.user)
 
     def _group_of(self, app: Application, leaf: Queue) -> str | None:
         """The group `app` counts for in `leaf`, its queue, as the user group manager resolves

@@ -161,10 +161,33 @@ class Backlog:
         untouched, and the next is looked at (`_wake_head`)."""
         self.skipped: list[tuple[Application, LineKey, int]] = []
         """The heads left in their lines so (with their place), for the walk's end."""
+        self._moves = 0
+        """How many times something moved that may hold new applications before their asks
+        (`recheck_user`): the clock of `_screened`."""
+        self._user_moved: dict[str, int] = {}
+        """Per user, `_moves` when its application counts or turns last moved."""
+        self._all_moved = 0
+        """`_moves` when anyone's counts last moved (a group's count, the limits)."""
+        self._screened: dict[str, int] = {}
+        """Per application in a line behind a queue's maximum, `_moves` when it was last
+        known not to be held before its asks (queued, or screened by `_keep_alike`)."""
+
+    def recheck_user(self, user: str | None) -> None:
+        """`user`'s application counts rose or its alike applications moved (None: anyone's
+        counts, as when a group's rose or the limits changed): its new applications behind a
+        queue's maximum may now be held before their asks, so the next screen of their line
+        asks `held_otherwise` again (`queue_up`). Until then, nothing that moved can hold them."""
+        self._moves += 1
+        if user is None or len(self._user_moved) >= _MAX_NAMED:
+            self._user_moved.clear()
+            self._all_moved = self._moves
+        else:
+            self._user_moved[user] = self._moves
 
     def enlist(self, app: Application, order: tuple[Any, ...]) -> None:
         """Place a new or changed `app` among its alike applications (`Turns.enlist`); if it
         was the first of others and asks otherwise now, the next one's turn comes."""
+        self.recheck_user(app.user.user)
         self._woken_turn(self.turns.enlist(app, order))
 
     def turn_passed(self, app: Application) -> None:
@@ -456,6 +479,7 @@ class Backlog:
         self._parkings += 1
         stamp = self._parkings_made = self._parkings_made + 1
         self._in_line[app_id] = (key, stamp)
+        self._screened[app_id] = self._moves
         lines = self._lines.setdefault(counter, {})
         line = lines.setdefault(key, [])
         heapq.heappush(line, (order, stamp, app))
@@ -472,17 +496,26 @@ class Backlog:
     def _keep_alike(self, key: LineKey, line: list[LineEntry],
                     held_otherwise: Callable[[Application], bool]) -> list[LineEntry]:
         """`line` without the entries `held_otherwise` picks, which are woken (into
-        `chained`, in the line's order); stale entries are dropped."""
+        `chained`, in the line's order); stale entries are dropped. Only the entries whose
+        user's counts or turns moved since they were last known not held are asked about
+        (`recheck_user`): nothing else can hold them now. Their queues' counts cannot, since
+        the head, in the same leaf, was just held by the maximum, after those counts."""
+        moved = self._all_moved
+        user_moved = self._user_moved
+        screened = self._screened
         kept: list[LineEntry] = []
         for entry in sorted(line):
             app = entry[2]
-            if self._in_line.get(app.application_id) != (key, entry[1]) \
-                    or not _still_pending(app):
+            app_id = app.application_id
+            if self._in_line.get(app_id) != (key, entry[1]) or not _still_pending(app):
                 continue
-            if held_otherwise(app):
+            known = screened.get(app_id, -1)
+            if (moved > known or user_moved.get(app.user.user, 0) > known) \
+                    and held_otherwise(app):
                 self._make_ready(app)
                 self.chained.append(app)
             else:
+                screened[app_id] = self._moves
                 kept.append(entry)
         return kept
 
@@ -555,6 +588,8 @@ class Backlog:
                 kept += len(line)
                 in_line.update((e[2].application_id, (key, e[1])) for e in line)
         self._in_line = in_line
+        self._screened = {app_id: known for app_id, known in self._screened.items()
+                          if app_id in in_line}
         self._lines = {counter: lines for counter, lines in self._lines.items() if lines}
         kept += self.turns.sweep()
         self._parkings = 0

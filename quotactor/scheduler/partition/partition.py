@@ -397,6 +397,7 @@ class Partition:
         """A new configuration for this partition; running work is not disturbed."""
         self.spec = spec
         self.backlog.preemption_enabled = spec.preemption_enabled
+        self.backlog.recheck_user(None)  # the limits may hold anyone's new applications now
         self.status = "Active"
         self.nodes.set_policy(spec.node_sort_policy)
         self.placement = Placement(spec.rules)
