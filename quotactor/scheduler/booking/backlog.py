@@ -496,28 +496,23 @@ class Backlog:
     def _keep_alike(self, key: LineKey, line: list[LineEntry],
                     held_otherwise: Callable[[Application], bool]) -> list[LineEntry]:
         """`line` without the entries `held_otherwise` picks, which are woken (into
-        `chained`, in the line's order); stale entries are dropped. Only the entries whose
+        `chained`, in the line's order; their entries go stale). Only the entries whose
         user's counts or turns moved since they were last known not held are asked about
         (`recheck_user`): nothing else can hold them now. Their queues' counts cannot, since
         the head, in the same leaf, was just held by the maximum, after those counts."""
-        moved = self._all_moved
-        user_moved = self._user_moved
-        screened = self._screened
-        kept: list[LineEntry] = []
-        for entry in sorted(line):
-            app = entry[2]
-            app_id = app.application_id
-            if self._in_line.get(app_id) != (key, entry[1]) or not _still_pending(app):
-                continue
-            known = screened.get(app_id, -1)
-            if (moved > known or user_moved.get(app.user.user, 0) > known) \
-                    and held_otherwise(app):
+        moved, user_moved, screened = self._all_moved, self._user_moved, self._screened
+        asked = [entry for entry in line
+                 if max(moved, user_moved.get(entry[2].user.user, 0))
+                 > screened.get(entry[2].application_id, -1)
+                 and self._in_line.get(entry[2].application_id) == (key, entry[1])
+                 and _still_pending(entry[2])]
+        for _, _, app in sorted(asked):
+            if held_otherwise(app):
                 self._make_ready(app)
                 self.chained.append(app)
             else:
-                screened[app_id] = self._moves
-                kept.append(entry)
-        return kept
+                screened[app.application_id] = self._moves
+        return line
 
     def moved_on(self, app: Application) -> None:
         """`app`'s reason to wait changed (or it started, or went away): if it was woken at
