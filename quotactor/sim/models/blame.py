@@ -125,6 +125,8 @@ class Counterfactual:
         self._room_for: dict[Resource, int] = {}
         """How many asks of a size the nodes could take at once, asked once per cycle for all
         the jobs whose asks are all of that size."""
+        self._plain_for: dict[tuple[str, str | None, str, Resource], bool] = {}
+        """`_plain` per user, group, queue and total asked (the limits stay as they are)."""
         self._read: dict[tuple[str, str], dict[str, Resource]] = {}
         """Usage by queue path of users, groups (and queues, by kind "queue"), read once per
         cycle: usage only changes between cycles."""
@@ -135,7 +137,10 @@ class Counterfactual:
         whose asks still to place are `sizes`: charge the job by the counterfactual."""
         self.forget(job_id, now)
         entry = _Held(kind, owner, sizes, user, group, queue)
-        entry.plain = self._plain(entry)
+        plain = self._plain_for.get((user, group, queue, entry.total))
+        if plain is None:
+            plain = self._plain_for[user, group, queue, entry.total] = self._plain(entry)
+        entry.plain = plain
         self._held[job_id] = entry
         alike = self._by_sizes.get(sizes)
         if alike is None:

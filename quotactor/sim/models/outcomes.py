@@ -160,6 +160,8 @@ class RoomLog:
         changed, each piece with what held the job then (`cause` while there was room)."""
         flips = self.flips
         room = self.first != bool(mark & 1)
+        if mark == len(flips):  # no change since: one piece
+            return [(cause if room else self.full, now - since)]
         pieces: list[tuple[Cause, float]] = []
         for index in range(mark, len(flips)):
             moment = flips[index]
