@@ -47,6 +47,9 @@ FULL = ("node", FULL_NODES)
 
 Sizes = tuple[Resource, ...]
 
+_MAX_STATES = 1024
+"""How many room states `Counterfactual` remembers the room of sizes in (then it forgets)."""
+
 
 class _Held:
     __slots__ = ("group", "kind", "owner", "plain", "queue", "sizes", "total", "user")
@@ -122,6 +125,10 @@ class Counterfactual:
         self._room_state: Hashable = None
         """The nodes' `room_state` at the last refresh: while it is the same, so is every
         band's room that was asked at a refresh."""
+        self._rooms_in: dict[Hashable, dict[Resource, int]] = {}
+        """Per `room_state` met, how many asks of each size asked the nodes held at once:
+        the same in every moment of that state (`room_state`'s contract), and a cluster's
+        room comes back to the same states again and again."""
         self._room_for: dict[Resource, int] = {}
         """How many asks of a size the nodes could take at once, asked once per cycle for all
         the jobs whose asks are all of that size."""
@@ -208,8 +215,17 @@ class Counterfactual:
             else:
                 sizes = list(self._bands)
                 self._room_state = state
-            found = self._scheduler.room_for(sizes, partition=self._partition)
-            for size, room in zip(sizes, found, strict=True):
+            known = self._rooms_in.get(state)
+            if known is None:
+                if len(self._rooms_in) >= _MAX_STATES:
+                    self._rooms_in.clear()
+                known = self._rooms_in[state] = {}
+            missing = [size for size in sizes if size not in known]
+            if missing:
+                known.update(zip(missing, self._scheduler.room_for(
+                    missing, partition=self._partition), strict=True))
+            for size in sizes:
+                room = known[size]
                 band = self._bands[size]
                 was = band.room
                 if room == was:
