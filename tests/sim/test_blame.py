@@ -118,13 +118,19 @@ _JOB = st.tuples(st.integers(0, 3), st.sampled_from(["root.q", "root.r"]), st.in
 """(user, queue, submit, duration, tasks, vcores per task)."""
 
 
-def _held(jobs: list[tuple[int, str, int, int, int, int]], nodes: int) -> list[Any]:
+LIMITS_3 = QUEUE_MAX_4 + "\n" + USER_LIMIT_4.replace('"4"', '"3"')
+"""root.q's maximum of 4 vcore and each user's of 3 there."""
+
+
+def _held(jobs: list[tuple[int, str, int, int, int, int]], nodes: int,
+          limits: str = LIMITS_3) -> list[Any]:
+    """(job, start, held, held_by) of each job replayed on `nodes` of 3 vcore, with `limits`
+    on root.q (and none on root.r)."""
     workload = parse_jsonl([
         f'{{"job_id": "j{i}", "user": "u{user}", "queue": "{queue}", "submit": {submit},'
         f' "duration": {duration}, "tasks": {tasks}, "resources": {{"vcore": {vcores}}}}}'
         for i, (user, queue, submit, duration, tasks, vcores) in enumerate(jobs)])
-    config = QUEUE % (QUEUE_MAX_4 + "\n" + USER_LIMIT_4.replace('"4"', '"3"')) \
-        + "          - name: r\n"
+    config = QUEUE % limits + "          - name: r\n"
     with Scheduler.start(config, clock=VirtualClock(0)) as scheduler:
         result = replay(scheduler, workload, uniform_cluster(nodes, {"vcore": "3"}),
                         ReplayOptions(progress=False))
@@ -175,18 +181,6 @@ COUNT_LIMITS = """\
                 maxapplications: 1"""
 
 
-def _held_by_counts(jobs: list[tuple[int, str, int, int, int, int]], nodes: int) -> list[Any]:
-    workload = parse_jsonl([
-        f'{{"job_id": "j{i}", "user": "u{user}", "queue": "{queue}", "submit": {submit},'
-        f' "duration": {duration}, "tasks": {tasks}, "resources": {{"vcore": {vcores}}}}}'
-        for i, (user, queue, submit, duration, tasks, vcores) in enumerate(jobs)])
-    config = QUEUE % COUNT_LIMITS + "          - name: r\n"
-    with Scheduler.start(config, clock=VirtualClock(0)) as scheduler:
-        result = replay(scheduler, workload, uniform_cluster(nodes, {"vcore": "3"}),
-                        ReplayOptions(progress=False))
-    return [(o.job_id, o.start, dict(o.held), dict(o.held_by)) for o in result.outcomes]
-
-
 @settings(max_examples=60, deadline=None)
 @given(st.lists(_JOB, min_size=1, max_size=16), st.integers(1, 3))
 def test_jobs_charged_from_the_room_log_are_charged_as_one_by_one(
@@ -196,10 +190,10 @@ def test_jobs_charged_from_the_room_log_are_charged_as_one_by_one(
     # each change of room. Charging every job one by one at each change must agree.
     from quotactor.sim.models.blame import Counterfactual
 
-    from_log = _held_by_counts(jobs, nodes)
+    from_log = _held(jobs, nodes, COUNT_LIMITS)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Counterfactual, "_plain", lambda self, entry: False)
-        assert _held_by_counts(jobs, nodes) == from_log
+        assert _held(jobs, nodes, COUNT_LIMITS) == from_log
 
 
 def test_a_job_charged_from_the_room_log_follows_the_room_as_it_comes_and_goes() -> None:
@@ -224,7 +218,7 @@ def test_a_job_charged_from_the_room_log_follows_the_room_as_it_comes_and_goes()
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(RoomLog, "set", spy)
-        held = {job: (start, by) for job, start, _, by in _held_by_counts(jobs, 3)}
+        held = {job: (start, by) for job, start, _, by in _held(jobs, 3, COUNT_LIMITS)}
     assert flips == [20, 40, 60, 80]
     full = "full nodes"
     u1, u6 = (f"user {user}'s applications limit at root.q" for user in ("u1", "u6"))
