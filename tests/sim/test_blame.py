@@ -192,7 +192,7 @@ def test_jobs_charged_from_the_room_log_are_charged_as_one_by_one(
 
     from_log = _held(jobs, nodes, COUNT_LIMITS)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Counterfactual, "_plain", lambda self, entry: False)
+        patch.setattr(Counterfactual, "_plain", lambda self, *_: False)
         assert _held(jobs, nodes, COUNT_LIMITS) == from_log
 
 

@@ -504,8 +504,7 @@ class Backlog:
         asked = [entry for entry in line
                  if max(moved, user_moved.get(entry[2].user.user, 0))
                  > screened.get(entry[2].application_id, -1)
-                 and self._in_line.get(entry[2].application_id) == (key, entry[1])
-                 and _still_pending(entry[2])]
+                 and self.still_listed(entry[2], key, entry[1])]
         for _, _, app in sorted(asked):
             if held_otherwise(app):
                 self._make_ready(app)
@@ -527,8 +526,9 @@ class Backlog:
         if head is not None:
             self.chained.append(head)
 
-    def still_skipped(self, app: Application, key: LineKey, stamp: int) -> bool:
-        """Whether `app`, skipped in its line (`skipped`), is there still, untouched."""
+    def still_listed(self, app: Application, key: LineKey, stamp: int) -> bool:
+        """Whether `app`'s entry in line `key` made at `stamp` still stands (it was not woken,
+        placed, removed or queued elsewhere since): so for a head `skipped` in its line."""
         return self._in_line.get(app.application_id) == (key, stamp) and _still_pending(app)
 
     def leave_line(self, app: Application) -> None:
@@ -573,8 +573,7 @@ class Backlog:
         in_line: dict[str, tuple[LineKey, int]] = {}
         for lines in [*self._lines.values(), self._behind]:
             for key in list(lines):
-                line = [e for e in lines[key] if self._in_line.get(e[2].application_id)
-                        == (key, e[1]) and _still_pending(e[2])]
+                line = [e for e in lines[key] if self.still_listed(e[2], key, e[1])]
                 if not line:
                     del lines[key]
                     continue
@@ -624,8 +623,7 @@ class Backlog:
         while line:
             entry = heapq.heappop(line)
             app = entry[2]
-            if self._in_line.get(app.application_id) != (key, entry[1]) \
-                    or not _still_pending(app):
+            if not self.still_listed(app, key, entry[1]):
                 continue
             if passable is not None and passable(app):
                 passed.append(entry)

@@ -150,7 +150,7 @@ class Cycle:
         backlog = self.p.backlog
         skipped, backlog.skipped = backlog.skipped, []
         for app, key, stamp in skipped:
-            if not backlog.still_skipped(app, key, stamp):
+            if not backlog.still_listed(app, key, stamp):
                 continue  # woken again later in the walk, and dealt with there
             leaf = app.queue
             assert leaf is not None  # still pending

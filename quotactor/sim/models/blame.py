@@ -54,16 +54,16 @@ _MAX_STATES = 1024
 class _Held:
     __slots__ = ("group", "kind", "owner", "plain", "queue", "sizes", "total", "user")
 
-    def __init__(self, kind: str, owner: str, sizes: Sizes, user: str, group: str | None,
-                 queue: str) -> None:
+    def __init__(self, kind: str, owner: str, sizes: Sizes, total: Resource, plain: bool,
+                 user: str, group: str | None, queue: str) -> None:
         self.kind = kind
         self.owner = owner
         self.sizes = sizes
         self.user = user
         self.group = group
         self.queue = queue
-        self.total = sum_of(sizes)
-        self.plain = False
+        self.total = total
+        self.plain = plain
         """Whether no resources limit could ever hold the job along with `owner` (then it
         is charged from its size set's `RoomLog`)."""
 
@@ -143,11 +143,12 @@ class Counterfactual:
         """The scheduler says limit `owner` (of `kind`: user, group or queue) holds the job,
         whose asks still to place are `sizes`: charge the job by the counterfactual."""
         self.forget(job_id, now)
-        entry = _Held(kind, owner, sizes, user, group, queue)
-        plain = self._plain_for.get((user, group, queue, entry.total))
+        total = sum_of(sizes)
+        kind_of_job = (user, group, queue, total)
+        plain = self._plain_for.get(kind_of_job)
         if plain is None:
-            plain = self._plain_for[user, group, queue, entry.total] = self._plain(entry)
-        entry.plain = plain
+            plain = self._plain_for[kind_of_job] = self._plain(*kind_of_job)
+        entry = _Held(kind, owner, sizes, total, plain, user, group, queue)
         self._held[job_id] = entry
         alike = self._by_sizes.get(sizes)
         if alike is None:
@@ -264,21 +265,21 @@ class Counterfactual:
 
     # -- which resource limits alone would hold the job ---------------------------------------
 
-    def _plain(self, entry: _Held) -> bool:
-        """Whether no resources limit on the job's path caps a resource it asks: then none
-        can ever hold it along with its own limit (`_binding` names nothing, whatever the
-        usage), for the limits stay as they are for the whole replay."""
-        levels = ancestors(parse_queue_path(entry.queue))
-        if any((cap := self._queue_max(path)) is not None and _caps(cap, entry.total)
+    def _plain(self, user: str, group: str | None, queue: str, total: Resource) -> bool:
+        """Whether no resources limit on the path of a job of `user` (and `group`) in
+        `queue` caps a resource it asks (`total`): then none can ever hold it along with its
+        own limit (`_binding` names nothing, whatever the usage), for the limits stay as
+        they are for the whole replay."""
+        levels = ancestors(parse_queue_path(queue))
+        if any((cap := self._queue_max(path)) is not None and _caps(cap, total)
                for path in levels):
             return False
         table = self._ugm.limit_table
-        named: list[tuple[str, Callable[[str, str], Limit | None]]] = [
-            (entry.user, table.user_limit)]
-        if entry.group is not None:
-            named.append((entry.group, table.group_limit))
+        named: list[tuple[str, Callable[[str, str], Limit | None]]] = [(user, table.user_limit)]
+        if group is not None:
+            named.append((group, table.group_limit))
         return not any((limit := limit_at(path, name)) is not None
-                       and _caps(limit.max_resources, entry.total)
+                       and _caps(limit.max_resources, total)
                        for name, limit_at in named for path in levels)
 
     def _binding(self, entry: _Held) -> Iterator[str]:
