@@ -28,6 +28,7 @@ from quotactor.scheduler.objects.contention import PreemptionVictim
 from quotactor.scheduler.objects.events import Event
 from quotactor.scheduler.objects.gang import Gang
 from quotactor.scheduler.objects.options import SchedulerOptions
+from quotactor.scheduler.objects.queue import Queue
 from quotactor.scheduler.objects.reasons import Wait
 from quotactor.scheduler.objects.releases import ReleaseRequest
 from quotactor.scheduler.objects.spec import DEFAULT_PARTITION, PartitionSpec, default_partition
@@ -479,10 +480,19 @@ class Scheduler:
 
     def queue(self, path: str, *, partition: str = DEFAULT_PARTITION) -> QueueInfo:
         with self._lock:
-            queue = self._partition(partition).queues.get(path)
-            if queue is None:
-                raise InvalidRequest(f"partition {partition} has no queue {path!r}")
-            return queue_info(queue)
+            return queue_info(self._queue(path, partition))
+
+    def queue_allocated(self, path: str, *, partition: str = DEFAULT_PARTITION) -> Resource:
+        """What the queue's applications hold now: `queue(path).allocated`, read without
+        building the whole `QueueInfo` (which lists every application)."""
+        with self._lock:
+            return self._queue(path, partition).allocated
+
+    def _queue(self, path: str, partition: str) -> Queue:
+        queue = self._partition(partition).queues.get(path)
+        if queue is None:
+            raise InvalidRequest(f"partition {partition} has no queue {path!r}")
+        return queue
 
     def queues(self, *, partition: str = DEFAULT_PARTITION) -> list[QueueInfo]:
         """Every queue, parents before children."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from quotactor import UserGroup
+import pytest
+
+from quotactor import InvalidRequest, UserGroup
 from quotactor.scheduler import ApplicationState, Ask
 
 SUE = UserGroup("sue", ["dev"])
@@ -75,6 +77,10 @@ def test_maximums_are_enforced_recursively_up_the_hierarchy(start_scheduler) -> 
     s.submit("b1", BOB, queue="root.parent.b", asks=[Ask(f"k{i}", ONE) for i in range(3)])
     s.schedule()
     assert s.queue("root.parent").allocated == {"vcore": 4000}
+    assert s.queue_allocated("root.parent") == {"vcore": 4000}
+    assert s.queue_allocated("root.parent.a") == s.queue("root.parent.a").allocated
+    with pytest.raises(InvalidRequest, match="no queue 'root.nope'"):
+        s.queue_allocated("root.nope")
     waiting = [a for a in ("a1", "b1") if s.application(a).asks]
     assert waiting and all(s.why_pending(a).name in ("root.parent", "root.parent.a")
                            for a in waiting)

@@ -317,7 +317,7 @@ class Counterfactual:
         usage = self._read.get(key)
         if usage is None:
             if kind == "queue":
-                usage = {name: self._scheduler.queue(name, partition=self._partition).allocated}
+                usage = {name: self._scheduler.queue_allocated(name, partition=self._partition)}
             elif kind == "user":
                 usage = _usage_by_path(self._ugm.user_usage(name))
             else:
