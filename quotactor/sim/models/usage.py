@@ -12,7 +12,8 @@ node class (kind `nodeclass`), from the allocations the replay reports per node.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from array import array
+from collections.abc import Iterable, Mapping, MutableSequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -86,33 +87,59 @@ def accumulated(kind: SeriesKind, name: str,
 
 
 class _Track:
-    """One series as it is built: its points' usage kept as plain dicts of names and
-    integers, which the garbage collector does not track, so that a long replay's history
-    is not walked by every full collection (`series` makes them `Resource`s once)."""
+    """One series as it is built, in columns: the times, the running jobs and, per resource
+    named so far, its quantity at each point, as arrays of machine numbers. A long replay's
+    history then costs some bytes per point and no object at all, so neither the garbage
+    collector nor the allocator's pools of small objects carry it (`series` makes `Resource`s
+    once). A quantity beyond a 64-bit integer turns its column into a list."""
 
-    __slots__ = ("apps", "current", "running", "times", "values")
+    __slots__ = ("apps", "columns", "current", "running", "times")
 
     def __init__(self) -> None:
         self.current = Resource()
         self.apps = 0
-        self.times: list[float] = []
-        self.values: list[dict[str, int]] = []
-        self.running: list[int] = []
+        self.times = array("d")
+        self.running = array("q")
+        self.columns: dict[str, MutableSequence[int]] = {}
 
     def add(self, now: float, delta: Resource, apps: int) -> None:
-        self.current = self.current + delta
+        current = self.current = self.current + delta
         self.apps += apps
-        if self.times and self.times[-1] == now:
-            self.values[-1] = dict(self.current.items())
+        times, columns = self.times, self.columns
+        for name in current:
+            if name not in columns:  # named now: nothing of it held before
+                columns[name] = array("q", bytes(8 * len(times)))
+        if times and times[-1] == now:  # one point per timestamp: the last value wins
             self.running[-1] = self.apps
+            for name, column in columns.items():
+                _set_last(columns, name, column, current.get(name, 0))
         else:
-            self.times.append(now)
-            self.values.append(dict(self.current.items()))
+            times.append(now)
             self.running.append(self.apps)
+            for name, column in columns.items():
+                _append(columns, name, column, current.get(name, 0))
 
     def series(self, kind: SeriesKind, name: str) -> Series:
-        return Series(kind, name, tuple(self.times), tuple(map(Resource, self.values)),
-                      tuple(self.running))
+        columns = list(self.columns.items())
+        values = tuple(Resource({resource: column[i] for resource, column in columns
+                                 if column[i]}) for i in range(len(self.times)))
+        return Series(kind, name, tuple(self.times), values, tuple(self.running))
+
+
+def _append(columns: dict[str, MutableSequence[int]], name: str,
+            column: MutableSequence[int], quantity: int) -> None:
+    try:
+        column.append(quantity)
+    except OverflowError:
+        columns[name] = [*column, quantity]
+
+
+def _set_last(columns: dict[str, MutableSequence[int]], name: str,
+              column: MutableSequence[int], quantity: int) -> None:
+    try:
+        column[-1] = quantity
+    except OverflowError:
+        columns[name] = [*column[:-1], quantity]
 
 
 class UsageTimeline:
