@@ -18,7 +18,8 @@ The cost per job is given in wall and in CPU milliseconds of this process, and t
 columns in CPU milliseconds: on a shared machine other processes stretch only the wall time.
 The machine and the load average (at the start and after each row) are printed with the
 table. With `--repeat N` every replay runs N times and the run of median CPU time is shown
-(a busy machine slows a single run by 10-25 %).
+(a busy machine slows a single run by 10-25 %). The runs go in rounds, every prefix once per
+round, so that a busy spell of the machine lands on all prefixes rather than on one.
 """
 
 from __future__ import annotations
@@ -147,14 +148,15 @@ def run(args: argparse.Namespace) -> str:
                     "mean backlog " + " / ".join(f"{p} %" for p in prefixes), "load after")
     for trace in traces(args):
         for shape, cluster in shapes(trace.processors, args.shape):
-            per_prefix: dict[int, Timing] = {}
-            for percent in prefixes:
-                jobs = max(1, len(trace.workload.jobs) * percent // 100)
-                runs = sorted((timed(trace, cluster, jobs, args.placement)
-                               for _ in range(args.repeat)), key=lambda t: t.cpu)
-                per_prefix[percent] = runs[len(runs) // 2]
-                print(f"{trace.name} {shape} {percent}%: {per_prefix[percent]}",
-                      file=sys.stderr, flush=True)
+            runs: dict[int, list[Timing]] = {percent: [] for percent in prefixes}
+            for _ in range(args.repeat):  # in rounds: a slow spell slows every prefix alike
+                for percent in prefixes:
+                    jobs = max(1, len(trace.workload.jobs) * percent // 100)
+                    runs[percent].append(timed(trace, cluster, jobs, args.placement))
+                    print(f"{trace.name} {shape} {percent}%: {runs[percent][-1]}",
+                          file=sys.stderr, flush=True)
+            per_prefix = {percent: sorted(timings, key=lambda t: t.cpu)[len(timings) // 2]
+                          for percent, timings in runs.items()}
             whole = per_prefix[max(prefixes)]
             growth = " | ".join(f"{t.cpu / t.jobs * 1e3:.2f}" for t in per_prefix.values())
             backlog = " / ".join(f"{t.backlog:,.0f}" for t in per_prefix.values())
