@@ -79,7 +79,7 @@ def test_maximums_are_enforced_recursively_up_the_hierarchy(start_scheduler) -> 
     assert s.queue("root.parent").allocated == {"vcore": 4000}
     assert s.queue_allocated("root.parent") == {"vcore": 4000}
     assert s.queue_allocated("root.parent.a") == s.queue("root.parent.a").allocated
-    with pytest.raises(InvalidRequest, match="no queue 'root.nope'"):
+    with pytest.raises(InvalidRequest, match=r"no queue 'root\.nope'"):
         s.queue_allocated("root.nope")
     waiting = [a for a in ("a1", "b1") if s.application(a).asks]
     assert waiting and all(s.why_pending(a).name in ("root.parent", "root.parent.a")
