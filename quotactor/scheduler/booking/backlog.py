@@ -489,17 +489,18 @@ class Backlog:
             del self._head_of[app_id]
             behind = self._behind.pop(key, [])
             if held_otherwise is not None:
-                behind = self._keep_alike(key, behind, held_otherwise)
+                self._keep_alike(key, behind, held_otherwise)
             lines[key] = _merged(line, behind)
         self._parked_now(app)
 
     def _keep_alike(self, key: LineKey, line: list[LineEntry],
-                    held_otherwise: Callable[[Application], bool]) -> list[LineEntry]:
-        """`line` without the entries `held_otherwise` picks, which are woken (into
-        `chained`, in the line's order; their entries go stale). Only the entries whose
-        user's counts or turns moved since they were last known not held are asked about
-        (`recheck_user`): nothing else can hold them now. Their queues' counts cannot, since
-        the head, in the same leaf, was just held by the maximum, after those counts."""
+                    held_otherwise: Callable[[Application], bool]) -> None:
+        """Wake the entries of `line` that `held_otherwise` picks, into `chained` in the
+        line's order (their entries in `line` go stale; the rest keep their places). Only
+        the entries whose user's counts or turns moved since they were last known not held
+        are asked about (`recheck_user`): nothing else can hold them now. Their queues'
+        counts cannot, since the head, in the same leaf, was just held by the maximum, after
+        those counts."""
         moved, user_moved, screened = self._all_moved, self._user_moved, self._screened
         asked = [entry for entry in line
                  if max(moved, user_moved.get(entry[2].user.user, 0))
@@ -511,7 +512,6 @@ class Backlog:
                 self.chained.append(app)
             else:
                 screened[app.application_id] = self._moves
-        return line
 
     def moved_on(self, app: Application) -> None:
         """`app`'s reason to wait changed (or it started, or went away): if it was woken at

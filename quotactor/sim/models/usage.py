@@ -111,13 +111,13 @@ class _Track:
                 columns[name] = array("q", bytes(8 * len(times)))
         if times and times[-1] == now:  # one point per timestamp: the last value wins
             self.running[-1] = self.apps
-            for name, column in columns.items():
-                _set_last(columns, name, column, current.get(name, 0))
+            for column in columns.values():
+                del column[-1]
         else:
             times.append(now)
             self.running.append(self.apps)
-            for name, column in columns.items():
-                _append(columns, name, column, current.get(name, 0))
+        for name, column in columns.items():  # replacing a column keeps the dict's size
+            _append(columns, name, column, current.get(name, 0))
 
     def series(self, kind: SeriesKind, name: str) -> Series:
         columns = list(self.columns.items())
@@ -132,14 +132,6 @@ def _append(columns: dict[str, MutableSequence[int]], name: str,
         column.append(quantity)
     except OverflowError:
         columns[name] = [*column, quantity]
-
-
-def _set_last(columns: dict[str, MutableSequence[int]], name: str,
-              column: MutableSequence[int], quantity: int) -> None:
-    try:
-        column[-1] = quantity
-    except OverflowError:
-        columns[name] = [*column[:-1], quantity]
 
 
 class UsageTimeline:
